@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The kernel API differences between the kernels sroce supports, in one
+ * place. scripts/compat-probe.sh decides each SROCE_HAVE_* flag by looking
+ * at what the target kernel's headers declare.
+ */
+#ifndef _SROCE_COMPAT_H
+#define _SROCE_COMPAT_H
+
+#include <linux/export.h>
+#include <linux/skbuff.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+/*
+ * create_cq's last argument: the udata itself, or the attribute bundle that
+ * carries it. Driver code is written against struct ib_udata only.
+ */
+#ifdef SROCE_HAVE_CREATE_CQ_ATTRS
+#define SROCE_CREATE_CQ_UDATA_ARG	struct uverbs_attr_bundle *attrs
+#define sroce_create_cq_udata()		(attrs ? &attrs->driver_udata : NULL)
+#else
+#define SROCE_CREATE_CQ_UDATA_ARG	struct ib_udata *udata
+#define sroce_create_cq_udata()		(udata)
+#endif
+
+static inline void sroce_skb_frag_fill(skb_frag_t *frag, struct page *page,
+				       unsigned int off, unsigned int size)
+{
+#ifdef SROCE_HAVE_SKB_FRAG_FILL
+	skb_frag_fill_page_desc(frag, page, off, size);
+#else
+	__skb_frag_set_page(frag, page);
+	skb_frag_off_set(frag, off);
+	skb_frag_size_set(frag, size);
+#endif
+}
+
+/*
+ * Functions the KUnit suites reach are exported to them alone, and only
+ * when the kernel has KUnit.
+ */
+#if IS_ENABLED(CONFIG_KUNIT)
+#define SROCE_EXPORT_FOR_KUNIT(sym)	EXPORT_SYMBOL_NS_GPL(sym, SROCE_KUNIT)
+#else
+#define SROCE_EXPORT_FOR_KUNIT(sym)
+#endif
+
+#endif /* _SROCE_COMPAT_H */

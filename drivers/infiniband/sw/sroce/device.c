@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Device life cycle: creation on "rdma link add", removal on "rdma link
+ * delete", netdev removal, namespace exit and module unload, and the port
+ * events that follow the netdev's state.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/if_arp.h>
+#include <linux/mutex.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <rdma/ib_verbs.h>
+
+#include "sroce.h"
+
+/*
+ * Every sroce device, from just before it registers until its dealloc.
+ * The netdev notifier (under RTNL) and teardown paths look devices up here;
+ * no one holds the lock across a call into the RDMA core.
+ */
+static LIST_HEAD(sroce_devices);
+static DEFINE_SPINLOCK(sroce_devices_lock);
+
+/* Runs the unregistrations the netdev notifier cannot do under RTNL. */
+static struct workqueue_struct *sroce_wq;
+
+/*
+ * RoCEv2 bytes around the IB payload in the worst case: IPv6 (40), UDP (8),
+ * BTH (12), the largest extension header set (AtomicETH, 28) and the ICRC
+ * (4). The active IB MTU is the largest that leaves room for them.
+ */
+#define SROCE_MTU_OVERHEAD	92
+
+enum ib_mtu sroce_active_mtu(const struct sroce_dev *sdev)
+{
+	int room = READ_ONCE(sdev->ndev->mtu) - SROCE_MTU_OVERHEAD;
+
+	if (room < 256)
+		return IB_MTU_256;
+	return ib_mtu_int_to_enum(room);
+}
+
+enum ib_port_state sroce_port_state(const struct sroce_dev *sdev)
+{
+	const struct net_device *ndev = sdev->ndev;
+
+	return netif_running(ndev) && netif_carrier_ok(ndev) ?
+	       IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
+static void sroce_port_event(struct sroce_dev *sdev)
+{
+	enum ib_port_state state = sroce_port_state(sdev);
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+	};
+
+	if (state == sdev->port_state)
+		return;
+	sdev->port_state = state;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+}
+
+static struct sroce_dev *sroce_dev_find_locked(const struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	lockdep_assert_held(&sroce_devices_lock);
+	list_for_each_entry(sdev, &sroce_devices, node)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+static void sroce_dev_unregister_work(struct work_struct *work)
+{
+	struct sroce_dev *sdev = container_of(work, struct sroce_dev,
+					      unregister_work);
+
+	ib_unregister_device(&sdev->ibdev);
+	/* The reference sroce_dev_queue_unregister() took. */
+	put_device(&sdev->ibdev.dev);
+}
+
+/* Remove the device soon, from process context without RTNL held. */
+static void sroce_dev_queue_unregister_locked(struct sroce_dev *sdev)
+{
+	lockdep_assert_held(&sroce_devices_lock);
+	if (!sdev->registered) {
+		/* sroce_dev_add() queues it once registration is complete. */
+		sdev->unregister_wanted = true;
+		return;
+	}
+	if (sdev->unregister_queued)
+		return;
+	sdev->unregister_queued = true;
+	get_device(&sdev->ibdev.dev);
+	queue_work(sroce_wq, &sdev->unregister_work);
+}
+
+static int sroce_check_netdev(struct net_device *ndev)
+{
+	if (ndev->type != ARPHRD_ETHER) {
+		pr_warn_ratelimited("%s is not an Ethernet device\n", ndev->name);
+		return -EINVAL;
+	}
+	if (netif_is_bond_slave(ndev) || netif_is_team_port(ndev)) {
+		pr_warn_ratelimited("%s is enslaved; attach to its master\n",
+				    ndev->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	sdev = ib_alloc_device(sroce_dev, ibdev);
+	if (!sdev)
+		return NULL;
+
+	dev_hold(ndev);
+	sdev->ndev = ndev;
+	sdev->net = dev_net(ndev);
+	sdev->port_state = IB_PORT_NOP;
+	INIT_LIST_HEAD(&sdev->node);
+	INIT_WORK(&sdev->unregister_work, sroce_dev_unregister_work);
+
+	sdev->ibdev.node_type = RDMA_NODE_IB_CA;
+	sdev->ibdev.phys_port_cnt = 1;
+	sdev->ibdev.num_comp_vectors = num_possible_cpus();
+	/* Consumers such as the RDMA CM find the NIC through the parent. */
+	sdev->ibdev.dev.parent = ndev->dev.parent;
+	strscpy(sdev->ibdev.node_desc, "sroce", sizeof(sdev->ibdev.node_desc));
+	addrconf_addr_eui48((u8 *)&sdev->ibdev.node_guid, ndev->dev_addr);
+	/* ib_uverbs filters legacy write() commands by this mask. */
+	sdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
+	sroce_init_attrs(sdev);
+	return sdev;
+}
+
+/**
+ * sroce_dev_add() - create and register a device on a netdev
+ * @name: the RDMA device name requested by the user
+ * @ndev: the netdev to bind to; the caller holds a reference
+ *
+ * Context: process context, RTNL not held.
+ * Return: 0 or a negative errno.
+ */
+int sroce_dev_add(const char *name, struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+	int err;
+
+	err = sroce_check_netdev(ndev);
+	if (err)
+		return err;
+
+	spin_lock(&sroce_devices_lock);
+	sdev = sroce_dev_find_locked(ndev);
+	spin_unlock(&sroce_devices_lock);
+	if (sdev) {
+		pr_warn_ratelimited("%s already has device %s\n", ndev->name,
+				    dev_name(&sdev->ibdev.dev));
+		return -EEXIST;
+	}
+
+	sdev = sroce_dev_alloc(ndev);
+	if (!sdev)
+		return -ENOMEM;
+
+	err = sroce_net_get(sdev->net);
+	if (err)
+		goto err_free;
+
+	err = ib_device_set_netdev(&sdev->ibdev, ndev, 1);
+	if (err)
+		goto err_net_put;
+
+	spin_lock(&sroce_devices_lock);
+	list_add_tail(&sdev->node, &sroce_devices);
+	spin_unlock(&sroce_devices_lock);
+
+	err = ib_register_device(&sdev->ibdev, name, NULL);
+	if (err) {
+		pr_warn_ratelimited("registering %s on %s failed: %d\n", name,
+				    ndev->name, err);
+		/* dealloc_driver is not called for a failed registration. */
+		spin_lock(&sroce_devices_lock);
+		list_del(&sdev->node);
+		spin_unlock(&sroce_devices_lock);
+		goto err_net_put;
+	}
+
+	/*
+	 * The netdev may have left (unregistered, or moved to another
+	 * namespace) while the device registered; the notifier then only
+	 * recorded that the device must go.
+	 */
+	spin_lock(&sroce_devices_lock);
+	sdev->registered = true;
+	if (sdev->unregister_wanted)
+		sroce_dev_queue_unregister_locked(sdev);
+	spin_unlock(&sroce_devices_lock);
+
+	rtnl_lock();
+	sroce_port_event(sdev);
+	rtnl_unlock();
+
+	dev_info(&sdev->ibdev.dev, "attached to %s\n", ndev->name);
+	return 0;
+
+err_net_put:
+	sroce_net_put(sdev->net);
+err_free:
+	dev_put(ndev);
+	ib_dealloc_device(&sdev->ibdev);
+	return err;
+}
+
+/**
+ * sroce_dev_dealloc() - release what a registered device holds
+ * @ibdev: the device, unregistered
+ *
+ * The RDMA core's dealloc_driver operation: called once the device is
+ * unregistered, before its memory is freed.
+ */
+void sroce_dev_dealloc(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	spin_lock(&sroce_devices_lock);
+	list_del(&sdev->node);
+	spin_unlock(&sroce_devices_lock);
+
+	sroce_net_put(sdev->net);
+	dev_put(sdev->ndev);
+}
+
+/* Take the next device of @net (any namespace if NULL) to remove. */
+static struct sroce_dev *sroce_dev_next_victim(struct net *net)
+{
+	struct sroce_dev *sdev;
+
+	spin_lock(&sroce_devices_lock);
+	list_for_each_entry(sdev, &sroce_devices, node) {
+		if (!sdev->registered || (net && !net_eq(sdev->net, net)))
+			continue;
+		/* Keeps the memory; unregistering twice is harmless. */
+		get_device(&sdev->ibdev.dev);
+		spin_unlock(&sroce_devices_lock);
+		return sdev;
+	}
+	spin_unlock(&sroce_devices_lock);
+	return NULL;
+}
+
+/**
+ * sroce_dev_remove_all() - unregister every device of a namespace
+ * @net: the namespace, or NULL for all of them
+ *
+ * Context: process context, RTNL not held. Returns when the devices are
+ * gone and no removal work is pending.
+ */
+void sroce_dev_remove_all(struct net *net)
+{
+	struct sroce_dev *sdev;
+
+	flush_workqueue(sroce_wq);
+	while ((sdev = sroce_dev_next_victim(net))) {
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+		/* A device still listed after unregistering would loop forever. */
+		flush_workqueue(sroce_wq);
+	}
+}
+
+static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct sroce_dev *sdev;
+
+	spin_lock(&sroce_devices_lock);
+	sdev = sroce_dev_find_locked(ndev);
+	if (!sdev) {
+		spin_unlock(&sroce_devices_lock);
+		return NOTIFY_DONE;
+	}
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		sroce_dev_queue_unregister_locked(sdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		sroce_port_event(sdev);
+		break;
+	case NETDEV_CHANGEMTU:
+		dev_dbg(&sdev->ibdev.dev, "%s MTU %u, active IB MTU %d\n",
+			ndev->name, ndev->mtu,
+			ib_mtu_enum_to_int(sroce_active_mtu(sdev)));
+		break;
+	default:
+		break;
+	}
+	spin_unlock(&sroce_devices_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block sroce_netdev_notifier = {
+	.notifier_call = sroce_netdev_event,
+};
+
+int sroce_dev_init(void)
+{
+	int err;
+
+	sroce_wq = alloc_workqueue("sroce", WQ_UNBOUND, 0);
+	if (!sroce_wq)
+		return -ENOMEM;
+
+	err = register_netdevice_notifier(&sroce_netdev_notifier);
+	if (err) {
+		destroy_workqueue(sroce_wq);
+		return err;
+	}
+	return 0;
+}
+
+void sroce_dev_exit(void)
+{
+	sroce_dev_remove_all(NULL);
+	unregister_netdevice_notifier(&sroce_netdev_notifier);
+	destroy_workqueue(sroce_wq);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * sroce: a software RoCEv2 RDMA device over any Ethernet netdev.
+ *
+ * The device object and the interfaces between main.c, device.c, net.c and
+ * verbs.c.
+ */
+#ifndef _SROCE_H
+#define _SROCE_H
+
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "compat.h"
+
+#define SROCE_DRIVER_NAME	"sroce"
+#define SROCE_LINK_TYPE		"sroce"
+/* The user ABI sroce speaks: see Documentation/abi.rst. */
+#define SROCE_UVERBS_ABI_VERSION	2
+
+/**
+ * struct sroce_dev - one sroce RDMA device, bound to one netdev
+ * @ibdev: the RDMA core's device; must be first (INIT_RDMA_OBJ_SIZE)
+ * @ndev: the netdev the device is bound to; a reference is held
+ * @net: @ndev's network namespace when the device was created. The device
+ *	is removed before that namespace goes away, so no reference is held.
+ * @node: entry in the list of all sroce devices, under sroce_devices_lock
+ * @unregister_work: removes the device when its netdev goes away
+ * @registered: registration with the RDMA core completed
+ * @unregister_wanted: the netdev left before @registered was set
+ * @unregister_queued: @unregister_work was queued
+ *	(the three flags are under sroce_devices_lock)
+ * @port_state: the last port state announced by an IB event; under RTNL
+ */
+struct sroce_dev {
+	struct ib_device	ibdev;
+	struct net_device	*ndev;
+	struct net		*net;
+	struct list_head	node;
+	struct work_struct	unregister_work;
+	bool			registered;
+	bool			unregister_wanted;
+	bool			unregister_queued;
+	enum ib_port_state	port_state;
+};
+
+static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct sroce_dev, ibdev);
+}
+
+/* device.c: device life cycle and netdev events */
+int sroce_dev_add(const char *name, struct net_device *ndev);
+void sroce_dev_dealloc(struct ib_device *ibdev);
+void sroce_dev_remove_all(struct net *net);
+int sroce_dev_init(void);
+void sroce_dev_exit(void);
+enum ib_port_state sroce_port_state(const struct sroce_dev *sdev);
+enum ib_mtu sroce_active_mtu(const struct sroce_dev *sdev);
+
+/* net.c: the per-namespace UDP socket and packet reception */
+int sroce_net_get(struct net *net);
+void sroce_net_put(struct net *net);
+int sroce_net_init(void);
+void sroce_net_exit(void);
+
+/* verbs.c: the RDMA core's device operations */
+extern const struct ib_device_ops sroce_dev_ops;
+void sroce_init_attrs(struct sroce_dev *sdev);
+
+#endif /* _SROCE_H */

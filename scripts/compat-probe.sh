@@ -1,0 +1,22 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Probe a kernel source tree for the API features sroce's compat.h adapts to
+# and print the matching -D flags. Probes look at what a header declares,
+# never at version numbers, so backports are handled for free.
+#
+# Usage: compat-probe.sh SRCTREE
+src=${1:?usage: compat-probe.sh SRCTREE}
+verbs=$src/include/rdma/ib_verbs.h
+skbuff=$src/include/linux/skbuff.h
+
+# create_cq takes a uverbs_attr_bundle instead of udata (since 6.11).
+if awk '/\(\*create_cq\)/ { getline nxt; print $0 nxt; exit }' "$verbs" 2>/dev/null |
+		grep -q 'uverbs_attr_bundle'; then
+	printf ' -DSROCE_HAVE_CREATE_CQ_ATTRS'
+fi
+
+# skb_frag_fill_page_desc() replaced __skb_frag_set_page() (since 6.5).
+if grep -q 'skb_frag_fill_page_desc' "$skbuff" 2>/dev/null; then
+	printf ' -DSROCE_HAVE_SKB_FRAG_FILL'
+fi
+echo

@@ -1,0 +1,295 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Host side of the sroce test VMs, sourced by tests/run-scenarios.sh,
+# tests/vm/shell.sh and anything else that boots a guest.
+#
+# A guest is QEMU (TCG) booting a kernel with a small busybox initramfs
+# (tests/vm/initramfs-init) that mounts the host's root read-only over 9p
+# with a tmpfs overlay on top and runs tests/vm/guest.sh from this tree as
+# its init. One writable 9p share, the "boot directory", carries the job in
+# and the results out:
+#
+#   BOOTDIR/scenarios        job: lines "NAME TIMEOUT", run in order
+#   BOOTDIR/cmd.sh           job: a command (shell.sh), instead of scenarios
+#   BOOTDIR/console-R.log    serial console of the VM in role R (a or b)
+#   BOOTDIR/R/NAME.*         per-scenario results (see guest.sh)
+#   BOOTDIR/sync/            rendezvous files shared by the two VMs
+#
+# Interface:
+#   vm_kernel NAME          NAME is 6.1, 6.12, debug or a KVER with an image
+#                           in /boot; sets VM_KNAME VM_KVER VM_IMAGE
+#                           VM_MODROOT VM_MEM VM_SLOW
+#   vm_initramfs            builds or reuses the initramfs; sets VM_INITRD
+#   vm_lock / vm_unlock     serialise QEMU use (flock $SROCE_VM_LOCK); a
+#                           caller that already holds the lock exports
+#                           SROCE_VM_LOCK_HELD=1
+#   vm_start BOOTDIR TOPO ROLE [CMDLINE...]
+#                           starts one VM in the background; its pid is
+#                           appended to VM_PIDS
+#   vm_start_topo BOOTDIR TOPO
+#                           starts the VMs of a topology (netns: a;
+#                           twovm: a and b joined by one virtio-net link)
+#   vm_alive                true while any started VM runs
+#   vm_kill                 kills every VM this shell started
+#   vm_splat_grep FILE...   prints the lines that show a kernel splat
+
+SROCE_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SROCE_REPO=$(cd "$SROCE_VM_DIR/../.." && pwd)
+SROCE_CACHE=${SROCE_CACHE:-/var/cache/sroce}
+SROCE_VM_LOCK=${SROCE_VM_LOCK:-/var/tmp/sroce-vm.lock}
+SROCE_QEMU=${SROCE_QEMU:-qemu-system-x86_64}
+
+# MACs of the two VMs on their shared link; guest.sh derives the same.
+VM_MAC_a=52:54:00:12:34:01
+VM_MAC_b=52:54:00:12:34:02
+
+# Modules the initramfs needs to reach the 9p root; each one that is built
+# into the kernel is skipped, dependencies come from modules.dep.
+VM_INITRAMFS_MODULES=(virtio_pci 9pnet_virtio 9p overlay)
+
+VM_PIDS=()
+
+vm_log() { echo "vm: $*" >&2; }
+vm_die() { vm_log "error: $*"; return 1; }
+
+# vm_kernel NAME: resolve a kernel name into image, version and modules.
+vm_kernel() {
+	local name=$1 line dir
+
+	VM_KNAME=$name
+	VM_MODROOT=
+	VM_MEM=2048
+	VM_SLOW=1
+	case $name in
+	debug)
+		local script=$SROCE_REPO/tests/kernel/debug-kernel.sh
+		[ -x "$script" ] || vm_die "$script missing: no debug kernel" || return
+		dir=$("$script" | tail -n1) || vm_die "$script failed" || return
+		[ -f "$dir/kver" ] && [ -f "$dir/vmlinuz" ] ||
+			vm_die "debug kernel dir '$dir' lacks kver or vmlinuz" || return
+		VM_KVER=$(cat "$dir/kver")
+		VM_IMAGE=$dir/vmlinuz
+		VM_MODROOT=$dir/modules
+		VM_MEM=3072
+		VM_SLOW=3
+		;;
+	*)
+		line=$("$SROCE_REPO/scripts/kernels.sh" | awk -v n="$name" '$1 == n')
+		if [ -n "$line" ]; then
+			read -r _ VM_KVER _ VM_IMAGE <<<"$line"
+		elif [ -f "/boot/vmlinuz-$name" ]; then
+			VM_KVER=$name
+			VM_IMAGE=/boot/vmlinuz-$name
+		else
+			vm_die "unknown kernel '$name' (known: $("$SROCE_REPO/scripts/kernels.sh" | awk '{printf "%s ", $1}')debug)"
+			return
+		fi
+		;;
+	esac
+	[ -d "$(vm_moddir)" ] || vm_die "no modules for $VM_KVER in $(vm_moddir)"
+}
+
+# The kernel's module directory on the host.
+vm_moddir() { echo "${VM_MODROOT}/lib/modules/$VM_KVER"; }
+
+# vm_modules_closure NAME...: print the module files (relative to the
+# module directory) to load, dependencies first; built-in ones are skipped.
+vm_modules_closure() {
+	local moddir line m n d
+	local -A path deps seen
+	moddir=$(vm_moddir)
+
+	while IFS= read -r line; do
+		m=${line%%:*}
+		n=${m##*/}
+		n=${n%%.ko*}
+		path[${n//-/_}]=$m
+		deps[${n//-/_}]=${line#*:}
+	done <"$moddir/modules.dep"
+
+	_vm_visit() {
+		local n=$1 d dn
+		[ -n "${seen[$n]:-}" ] && return 0
+		seen[$n]=1
+		for d in ${deps[$n]}; do
+			dn=${d##*/}
+			dn=${dn%%.ko*}
+			_vm_visit "${dn//-/_}"
+		done
+		echo "${path[$n]}"
+	}
+	for n; do
+		n=${n//-/_}
+		if [ -n "${path[$n]:-}" ]; then
+			_vm_visit "$n"
+		elif ! grep -qE "/${n//_/[-_]}\.ko" "$moddir/modules.builtin"; then
+			vm_die "module $n neither built in nor in $moddir" || return
+		fi
+	done
+}
+
+# vm_initramfs: the initramfs for $VM_KVER, cached under
+# $SROCE_CACHE/initramfs by kernel version and a hash of what goes in.
+vm_initramfs() {
+	local init=$SROCE_VM_DIR/initramfs-init moddir mods key out tmp m f busybox
+
+	moddir=$(vm_moddir)
+	busybox=$(command -v busybox) || vm_die "busybox missing (apt-get install busybox-static)" || return
+	file -L "$busybox" | grep -q 'statically linked' ||
+		vm_die "$busybox is not static (apt-get install busybox-static)" || return
+	mods=$(vm_modules_closure "${VM_INITRAMFS_MODULES[@]}") || return
+	key=$({
+		cat "$init"
+		echo "$mods"
+		stat -Lc '%s %Y' "$busybox" "$moddir/modules.dep"
+	} | sha256sum | cut -c1-16)
+	out=$SROCE_CACHE/initramfs/$VM_KVER-$key.cpio
+	VM_INITRD=$out
+	[ -s "$out" ] && return 0
+
+	vm_log "building initramfs $out"
+	mkdir -p "$SROCE_CACHE/initramfs"
+	tmp=$(mktemp -d "$SROCE_CACHE/initramfs/.tmp-XXXXXX")
+	mkdir -p "$tmp/root/bin" "$tmp/root/dev" "$tmp/root/modules"
+	cp "$busybox" "$tmp/root/bin/busybox"
+	cp "$init" "$tmp/root/init"
+	chmod 755 "$tmp/root/init"
+	mknod -m 600 "$tmp/root/dev/console" c 5 1
+	for m in $mods; do
+		f=${m##*/}
+		case $f in
+		*.ko.xz) xz -dc "$moddir/$m" >"$tmp/root/modules/${f%.xz}" ;;
+		*.ko.zst) zstd -qdc "$moddir/$m" >"$tmp/root/modules/${f%.zst}" ;;
+		*.ko.gz) gzip -dc "$moddir/$m" >"$tmp/root/modules/${f%.gz}" ;;
+		*.ko) cp "$moddir/$m" "$tmp/root/modules/$f" ;;
+		*) rm -rf "$tmp"; vm_die "unexpected module file $m"; return ;;
+		esac
+		echo "${f%.ko*}.ko" >>"$tmp/root/modules/order"
+	done
+	touch "$tmp/root/modules/order"
+	(cd "$tmp/root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc) >"$tmp/out.cpio" ||
+		{ rm -rf "$tmp"; vm_die "cpio failed"; return; }
+	mv "$tmp/out.cpio" "$out"
+	rm -rf "$tmp"
+	# Old images of this kernel are useless once the key changed.
+	find "$SROCE_CACHE/initramfs" -name "$VM_KVER-*.cpio" ! -path "$out" -delete
+}
+
+vm_lock() {
+	[ "${SROCE_VM_LOCK_HELD:-0}" = 1 ] && return 0
+	exec {VM_LOCK_FD}>>"$SROCE_VM_LOCK"
+	if ! flock -n "$VM_LOCK_FD"; then
+		vm_log "waiting for $SROCE_VM_LOCK (another VM user)"
+		flock "$VM_LOCK_FD"
+	fi
+}
+
+vm_unlock() {
+	[ -n "${VM_LOCK_FD:-}" ] || return 0
+	exec {VM_LOCK_FD}>&-
+	VM_LOCK_FD=
+}
+
+# vm_start BOOTDIR TOPO ROLE [EXTRA CMDLINE WORDS...]
+# Extra QEMU arguments come from the array VM_QEMU_EXTRA.
+vm_start() {
+	local bootdir=$1 topo=$2 role=$3 cmdline
+	shift 3
+
+	cmdline="console=ttyS0,115200 panic=-1 oops=panic loglevel=6 log_buf_len=8M"
+	cmdline+=" mitigations=off nokaslr tsc=reliable no_timer_check"
+	cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 random.trust_cpu=on"
+	cmdline+=" srocevm.guest=$SROCE_VM_DIR/guest.sh srocevm.repo=$SROCE_REPO"
+	cmdline+=" srocevm.role=$role srocevm.topo=$topo srocevm.kname=$VM_KNAME"
+	cmdline+=" srocevm.slow=$VM_SLOW"
+	[ -n "$VM_MODROOT" ] && cmdline+=" srocevm.modroot=$VM_MODROOT"
+	[ "$VM_KNAME" = debug ] && cmdline+=" kmemleak=on kasan_multi_shot"
+	[ $# -gt 0 ] && cmdline+=" $*"
+
+	mkdir -p "$bootdir/$role"
+	"$SROCE_QEMU" -accel tcg -machine pc -cpu max -smp 1 -m "$VM_MEM" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-kernel "$VM_IMAGE" -initrd "$VM_INITRD" -append "$cmdline" \
+		-serial "file:$bootdir/console-$role.log" \
+		-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$bootdir,mount_tag=out,security_model=none,multidevs=remap" \
+		"${VM_QEMU_EXTRA[@]}" \
+		</dev/null >"$bootdir/qemu-$role.log" 2>&1 &
+	VM_PIDS+=($!)
+}
+
+# vm_start_topo BOOTDIR TOPO: start the VMs a topology needs.
+vm_start_topo() {
+	local bootdir=$1 topo=$2 sock i
+
+	case $topo in
+	netns)
+		VM_QEMU_EXTRA=()
+		vm_start "$bootdir" "$topo" a
+		;;
+	twovm)
+		# A unix socket path must stay short (108 bytes).
+		sock=$(mktemp -u /var/tmp/sroce-vm-link.XXXXXX)
+		VM_QEMU_EXTRA=(-netdev "stream,id=n0,server=on,addr.type=unix,addr.path=$sock"
+			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_a")
+		vm_start "$bootdir" "$topo" a
+		# The client connects once, so the server must listen first.
+		for ((i = 0; i < 100; i++)); do
+			[ -S "$sock" ] && break
+			sleep 0.1
+		done
+		VM_QEMU_EXTRA=(-netdev "stream,id=n0,server=off,addr.type=unix,addr.path=$sock"
+			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_b")
+		vm_start "$bootdir" "$topo" b
+		VM_SOCK=$sock
+		;;
+	*)
+		vm_die "unknown topology '$topo'"
+		return
+		;;
+	esac
+}
+
+vm_alive() {
+	local p
+	for p in "${VM_PIDS[@]}"; do
+		kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
+}
+
+# Number of started VMs still running.
+vm_alive_count() {
+	local p n=0
+	for p in "${VM_PIDS[@]}"; do
+		kill -0 "$p" 2>/dev/null && n=$((n + 1))
+	done
+	echo $n
+}
+
+vm_kill() {
+	local p
+	for p in "${VM_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	VM_PIDS=()
+	[ -n "${VM_SOCK:-}" ] && rm -f "$VM_SOCK"
+	VM_SOCK=
+}
+
+# vm_wait_exit SECONDS: wait for every VM to exit, kill them after SECONDS.
+vm_wait_exit() {
+	local deadline=$((SECONDS + $1))
+	while vm_alive && [ $SECONDS -lt "$deadline" ]; do
+		sleep 0.2
+	done
+	vm_kill
+}
+
+# Lines of kernel log that fail a test. The patterns live in one file that
+# guest.sh uses too.
+vm_splat_grep() {
+	grep -aE -f "$SROCE_VM_DIR/splat.re" "$@" | grep -avE 'srocevm: (begin|end) '
+}
