@@ -31,7 +31,7 @@ modules:
 clean:
 	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT) clean 2>/dev/null || true
 	rm -rf $(SROCE_ROOT)/build $(SROCE_ROOT)/out
-	$(MAKE) -C tools clean
+	[ ! -f tools/Makefile ] || $(MAKE) -C tools clean
 
 deps:
 	@$(SROCE_ROOT)/scripts/deps.sh

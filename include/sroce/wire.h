@@ -241,7 +241,10 @@ enum sroce_hdr {
  * @hdrs: bit n set when header n of enum sroce_hdr follows the BTH
  * @qpts: SROCE_QPT_* types the opcode belongs to
  * @hdr_len: bytes from the start of the BTH to the payload
- * @offset: byte offset from the start of the BTH of each present header
+ * @offset: byte offset from the start of the BTH of each present header,
+ *	0 for an absent one
+ *
+ * @hdr_len and @offset are derived by sroce_wire_init().
  */
 struct sroce_opcode_info {
 	const char	*name;
@@ -252,7 +255,9 @@ struct sroce_opcode_info {
 	u8		offset[SROCE_HDR_COUNT];
 };
 
-extern const struct sroce_opcode_info sroce_opcodes[256];
+extern struct sroce_opcode_info sroce_opcodes[256];
+
+void sroce_wire_init(void);
 
 /**
  * sroce_opcode_get() - look up an opcode

@@ -41,9 +41,9 @@ static inline void sroce_skb_frag_fill(skb_frag_t *frag, struct page *page,
  * when the kernel has KUnit.
  */
 #if IS_ENABLED(CONFIG_KUNIT)
-#define SROCE_EXPORT_FOR_KUNIT(sym)	EXPORT_SYMBOL_NS_GPL(sym, SROCE_KUNIT)
+#define EXPORT_SYMBOL_FOR_SROCE_KUNIT(sym)	EXPORT_SYMBOL_NS_GPL(sym, SROCE_KUNIT)
 #else
-#define SROCE_EXPORT_FOR_KUNIT(sym)
+#define EXPORT_SYMBOL_FOR_SROCE_KUNIT(sym)
 #endif
 
 #endif /* _SROCE_COMPAT_H */

@@ -15,6 +15,7 @@
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
 
+#include <sroce/wire.h>
 #include "sroce.h"
 
 #define SROCE_RIVAL_MODULE	"rdma_rxe"
@@ -78,6 +79,8 @@ static int __init sroce_init(void)
 		err = -EBUSY;
 		goto err_module_notifier;
 	}
+
+	sroce_wire_init();
 
 	err = sroce_dev_init();
 	if (err)

@@ -21,7 +21,7 @@
  * @users: devices in the namespace; under @lock
  */
 struct sroce_net {
-	struct mutex	lock;
+	struct mutex	lock;	/* protects sock and users */
 	struct socket	*sock;
 	unsigned int	users;
 };

@@ -32,44 +32,22 @@
 #define IMMDT	BIT(SROCE_HDR_IMMDT)
 #define IETH	BIT(SROCE_HDR_IETH)
 
-/* Bytes the headers before header @n take, given the header set @h. */
-#define LEN_IF(h, bit, len)	(((h) & (bit)) ? (len) : 0)
-#define BEFORE_RETH(h)		(BTH_LEN + LEN_IF(h, DETH, DETH_LEN))
-#define BEFORE_FETH(h)		(BEFORE_RETH(h) + LEN_IF(h, RETH, RETH_LEN))
-#define BEFORE_ATMETH(h)	(BEFORE_FETH(h) + LEN_IF(h, FETH, FETH_LEN))
-#define BEFORE_AETH(h)		(BEFORE_ATMETH(h) + LEN_IF(h, ATMETH, ATMETH_LEN))
-#define BEFORE_ATMACK(h)	(BEFORE_AETH(h) + LEN_IF(h, AETH, AETH_LEN))
-#define BEFORE_IMMDT(h)		(BEFORE_ATMACK(h) + LEN_IF(h, ATMACK, ATMACK_LEN))
-#define BEFORE_IETH(h)		(BEFORE_IMMDT(h) + LEN_IF(h, IMMDT, IMMDT_LEN))
-#define HDRS_LEN(h)		(BEFORE_IETH(h) + LEN_IF(h, IETH, IETH_LEN))
-
 #define OP(_opcode, _name, _qpts, _flags, _hdrs)			\
 	[_opcode] = {							\
 		.name = _name,						\
 		.flags = _flags,					\
 		.hdrs = _hdrs,						\
 		.qpts = _qpts,						\
-		.hdr_len = HDRS_LEN(_hdrs),				\
-		.offset = {						\
-			[SROCE_HDR_DETH] = LEN_IF(_hdrs, DETH, BTH_LEN), \
-			[SROCE_HDR_RETH] = LEN_IF(_hdrs, RETH, BEFORE_RETH(_hdrs)), \
-			[SROCE_HDR_FETH] = LEN_IF(_hdrs, FETH, BEFORE_FETH(_hdrs)), \
-			[SROCE_HDR_ATMETH] = LEN_IF(_hdrs, ATMETH, BEFORE_ATMETH(_hdrs)), \
-			[SROCE_HDR_AETH] = LEN_IF(_hdrs, AETH, BEFORE_AETH(_hdrs)), \
-			[SROCE_HDR_ATMACK] = LEN_IF(_hdrs, ATMACK, BEFORE_ATMACK(_hdrs)), \
-			[SROCE_HDR_IMMDT] = LEN_IF(_hdrs, IMMDT, BEFORE_IMMDT(_hdrs)), \
-			[SROCE_HDR_IETH] = LEN_IF(_hdrs, IETH, BEFORE_IETH(_hdrs)), \
-		},							\
 	}
 
 #define F_REQ		SROCE_OPF_REQ
 #define F_RESP		SROCE_OPF_RESP
-#define F_PAYLOAD		SROCE_OPF_PAYLOAD
+#define F_PAYLOAD	SROCE_OPF_PAYLOAD
 #define F_SEND		(SROCE_OPF_SEND | F_REQ | F_PAYLOAD)
 #define F_WRITE		(SROCE_OPF_WRITE | F_REQ | F_PAYLOAD)
 #define F_READ_RESP	(SROCE_OPF_READ_RESP | F_RESP | F_PAYLOAD)
 #define F_FIRST		SROCE_OPF_FIRST
-#define F_MIDDLE		SROCE_OPF_MIDDLE
+#define F_MIDDLE	SROCE_OPF_MIDDLE
 #define F_LAST		SROCE_OPF_LAST
 #define F_ONLY		SROCE_OPF_ONLY
 #define F_IMM		SROCE_OPF_IMM
@@ -79,66 +57,69 @@
 #define UC		SROCE_QPT_UC
 #define UD		SROCE_QPT_UD
 
-/* F_SEND and RDMA F_WRITE: the same operations for RC (0x00) and UC (0x20). */
-#define SEND_WRITE_OPS(t, qpt, pfx)					\
-	OP(t | SROCE_OP_SEND_FIRST, pfx "_SEND_FIRST", qpt, F_SEND | F_FIRST, 0), \
-	OP(t | SROCE_OP_SEND_MIDDLE, pfx "_SEND_MIDDLE", qpt, F_SEND | F_MIDDLE, 0), \
-	OP(t | SROCE_OP_SEND_LAST, pfx "_SEND_LAST", qpt, F_SEND | F_LAST, 0), \
-	OP(t | SROCE_OP_SEND_LAST_IMM, pfx "_SEND_LAST_WITH_IMMEDIATE", qpt, \
-	   F_SEND | F_LAST | F_IMM, IMMDT),					\
-	OP(t | SROCE_OP_SEND_ONLY, pfx "_SEND_ONLY", qpt, F_SEND | F_ONLY, 0), \
-	OP(t | SROCE_OP_SEND_ONLY_IMM, pfx "_SEND_ONLY_WITH_IMMEDIATE", qpt, \
-	   F_SEND | F_ONLY | F_IMM, IMMDT),					\
-	OP(t | SROCE_OP_WRITE_FIRST, pfx "_RDMA_WRITE_FIRST", qpt,	\
-	   F_WRITE | F_FIRST, RETH),					\
-	OP(t | SROCE_OP_WRITE_MIDDLE, pfx "_RDMA_WRITE_MIDDLE", qpt,	\
-	   F_WRITE | F_MIDDLE, 0),						\
-	OP(t | SROCE_OP_WRITE_LAST, pfx "_RDMA_WRITE_LAST", qpt,	\
-	   F_WRITE | F_LAST, 0),						\
-	OP(t | SROCE_OP_WRITE_LAST_IMM, pfx "_RDMA_WRITE_LAST_WITH_IMMEDIATE", \
-	   qpt, F_WRITE | F_LAST | F_IMM, IMMDT),				\
-	OP(t | SROCE_OP_WRITE_ONLY, pfx "_RDMA_WRITE_ONLY", qpt,	\
-	   F_WRITE | F_ONLY, RETH),						\
-	OP(t | SROCE_OP_WRITE_ONLY_IMM, pfx "_RDMA_WRITE_ONLY_WITH_IMMEDIATE", \
-	   qpt, F_WRITE | F_ONLY | F_IMM, RETH | IMMDT)
-
-const struct sroce_opcode_info sroce_opcodes[256] = {
-	SEND_WRITE_OPS(SROCE_OP_RC, RC, "RC"),
-	OP(SROCE_OP_READ_REQ, "RC_RDMA_READ_REQUEST", RC,
-	   SROCE_OPF_READ | F_REQ | F_ONLY, RETH),
-	OP(SROCE_OP_READ_RESP_FIRST, "RC_RDMA_READ_RESPONSE_FIRST", RC,
-	   F_READ_RESP | F_FIRST, AETH),
-	OP(SROCE_OP_READ_RESP_MIDDLE, "RC_RDMA_READ_RESPONSE_MIDDLE", RC,
-	   F_READ_RESP | F_MIDDLE, 0),
-	OP(SROCE_OP_READ_RESP_LAST, "RC_RDMA_READ_RESPONSE_LAST", RC,
-	   F_READ_RESP | F_LAST, AETH),
-	OP(SROCE_OP_READ_RESP_ONLY, "RC_RDMA_READ_RESPONSE_ONLY", RC,
-	   F_READ_RESP | F_ONLY, AETH),
-	OP(SROCE_OP_ACK, "RC_ACKNOWLEDGE", RC,
-	   SROCE_OPF_ACK | F_RESP | F_ONLY, AETH),
-	OP(SROCE_OP_ATOMIC_ACK, "RC_ATOMIC_ACKNOWLEDGE", RC,
-	   SROCE_OPF_ACK | F_RESP | F_ONLY, AETH | ATMACK),
-	OP(SROCE_OP_CMP_SWAP, "RC_CMP_SWAP", RC,
-	   SROCE_OPF_ATOMIC | F_REQ | F_ONLY, ATMETH),
-	OP(SROCE_OP_FETCH_ADD, "RC_FETCH_ADD", RC,
-	   SROCE_OPF_ATOMIC | F_REQ | F_ONLY, ATMETH),
-	OP(SROCE_OP_SEND_LAST_INV, "RC_SEND_LAST_WITH_INVALIDATE", RC,
-	   F_SEND | F_LAST | F_INV, IETH),
-	OP(SROCE_OP_SEND_ONLY_INV, "RC_SEND_ONLY_WITH_INVALIDATE", RC,
-	   F_SEND | F_ONLY | F_INV, IETH),
-	OP(SROCE_OP_FLUSH, "RC_FLUSH", RC,
-	   SROCE_OPF_FLUSH | F_REQ | F_ONLY, FETH | RETH),
-	OP(SROCE_OP_ATOMIC_WRITE, "RC_ATOMIC_WRITE", RC,
+/*
+ * The name, class, headers and QP types of each opcode; sroce_wire_init()
+ * derives the header offsets from the header set.
+ */
+struct sroce_opcode_info sroce_opcodes[256] __ro_after_init = {
+	OP(0x00, "RC_SEND_FIRST", RC, F_SEND | F_FIRST, 0),
+	OP(0x01, "RC_SEND_MIDDLE", RC, F_SEND | F_MIDDLE, 0),
+	OP(0x02, "RC_SEND_LAST", RC, F_SEND | F_LAST, 0),
+	OP(0x03, "RC_SEND_LAST_WITH_IMMEDIATE", RC, F_SEND | F_LAST | F_IMM,
+	   IMMDT),
+	OP(0x04, "RC_SEND_ONLY", RC, F_SEND | F_ONLY, 0),
+	OP(0x05, "RC_SEND_ONLY_WITH_IMMEDIATE", RC, F_SEND | F_ONLY | F_IMM,
+	   IMMDT),
+	OP(0x06, "RC_RDMA_WRITE_FIRST", RC, F_WRITE | F_FIRST, RETH),
+	OP(0x07, "RC_RDMA_WRITE_MIDDLE", RC, F_WRITE | F_MIDDLE, 0),
+	OP(0x08, "RC_RDMA_WRITE_LAST", RC, F_WRITE | F_LAST, 0),
+	OP(0x09, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE", RC,
+	   F_WRITE | F_LAST | F_IMM, IMMDT),
+	OP(0x0a, "RC_RDMA_WRITE_ONLY", RC, F_WRITE | F_ONLY, RETH),
+	OP(0x0b, "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", RC,
+	   F_WRITE | F_ONLY | F_IMM, RETH | IMMDT),
+	OP(0x0c, "RC_RDMA_READ_REQUEST", RC, SROCE_OPF_READ | F_REQ | F_ONLY,
+	   RETH),
+	OP(0x0d, "RC_RDMA_READ_RESPONSE_FIRST", RC, F_READ_RESP | F_FIRST,
+	   AETH),
+	OP(0x0e, "RC_RDMA_READ_RESPONSE_MIDDLE", RC, F_READ_RESP | F_MIDDLE, 0),
+	OP(0x0f, "RC_RDMA_READ_RESPONSE_LAST", RC, F_READ_RESP | F_LAST, AETH),
+	OP(0x10, "RC_RDMA_READ_RESPONSE_ONLY", RC, F_READ_RESP | F_ONLY, AETH),
+	OP(0x11, "RC_ACKNOWLEDGE", RC, SROCE_OPF_ACK | F_RESP | F_ONLY, AETH),
+	OP(0x12, "RC_ATOMIC_ACKNOWLEDGE", RC, SROCE_OPF_ACK | F_RESP | F_ONLY,
+	   AETH | ATMACK),
+	OP(0x13, "RC_CMP_SWAP", RC, SROCE_OPF_ATOMIC | F_REQ | F_ONLY, ATMETH),
+	OP(0x14, "RC_FETCH_ADD", RC, SROCE_OPF_ATOMIC | F_REQ | F_ONLY, ATMETH),
+	OP(0x16, "RC_SEND_LAST_WITH_INVALIDATE", RC, F_SEND | F_LAST | F_INV,
+	   IETH),
+	OP(0x17, "RC_SEND_ONLY_WITH_INVALIDATE", RC, F_SEND | F_ONLY | F_INV,
+	   IETH),
+	OP(0x1c, "RC_FLUSH", RC, SROCE_OPF_FLUSH | F_REQ | F_ONLY, FETH | RETH),
+	OP(0x1d, "RC_ATOMIC_WRITE", RC,
 	   SROCE_OPF_ATOMIC_WRITE | F_REQ | F_PAYLOAD | F_ONLY, RETH),
 
-	SEND_WRITE_OPS(SROCE_OP_UC, UC, "UC"),
+	OP(0x20, "UC_SEND_FIRST", UC, F_SEND | F_FIRST, 0),
+	OP(0x21, "UC_SEND_MIDDLE", UC, F_SEND | F_MIDDLE, 0),
+	OP(0x22, "UC_SEND_LAST", UC, F_SEND | F_LAST, 0),
+	OP(0x23, "UC_SEND_LAST_WITH_IMMEDIATE", UC, F_SEND | F_LAST | F_IMM,
+	   IMMDT),
+	OP(0x24, "UC_SEND_ONLY", UC, F_SEND | F_ONLY, 0),
+	OP(0x25, "UC_SEND_ONLY_WITH_IMMEDIATE", UC, F_SEND | F_ONLY | F_IMM,
+	   IMMDT),
+	OP(0x26, "UC_RDMA_WRITE_FIRST", UC, F_WRITE | F_FIRST, RETH),
+	OP(0x27, "UC_RDMA_WRITE_MIDDLE", UC, F_WRITE | F_MIDDLE, 0),
+	OP(0x28, "UC_RDMA_WRITE_LAST", UC, F_WRITE | F_LAST, 0),
+	OP(0x29, "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE", UC,
+	   F_WRITE | F_LAST | F_IMM, IMMDT),
+	OP(0x2a, "UC_RDMA_WRITE_ONLY", UC, F_WRITE | F_ONLY, RETH),
+	OP(0x2b, "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", UC,
+	   F_WRITE | F_ONLY | F_IMM, RETH | IMMDT),
 
-	OP(SROCE_OP_UD | SROCE_OP_SEND_ONLY, "UD_SEND_ONLY", UD,
-	   F_SEND | F_ONLY, DETH),
-	OP(SROCE_OP_UD | SROCE_OP_SEND_ONLY_IMM, "UD_SEND_ONLY_WITH_IMMEDIATE",
-	   UD, F_SEND | F_ONLY | F_IMM, DETH | IMMDT),
+	OP(0x64, "UD_SEND_ONLY", UD, F_SEND | F_ONLY, DETH),
+	OP(0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", UD, F_SEND | F_ONLY | F_IMM,
+	   DETH | IMMDT),
 };
-SROCE_EXPORT_FOR_KUNIT(sroce_opcodes);
+EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_opcodes);
 
 static const u8 sroce_hdr_lens[SROCE_HDR_COUNT] = {
 	[SROCE_HDR_DETH] = DETH_LEN,
@@ -155,14 +136,38 @@ unsigned int sroce_hdr_len(enum sroce_hdr hdr)
 {
 	return hdr < SROCE_HDR_COUNT ? sroce_hdr_lens[hdr] : 0;
 }
-SROCE_EXPORT_FOR_KUNIT(sroce_hdr_len);
+EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_hdr_len);
+
+/**
+ * sroce_wire_init() - derive the header offsets of the opcode table
+ *
+ * Context: module init, before any packet is built or parsed.
+ */
+void __init sroce_wire_init(void)
+{
+	unsigned int op, hdr;
+
+	sroce_wire_layout_checks();
+	for (op = 0; op < ARRAY_SIZE(sroce_opcodes); op++) {
+		struct sroce_opcode_info *info = &sroce_opcodes[op];
+		unsigned int off = sizeof(struct sroce_bth);
+
+		if (!info->name)
+			continue;
+		for (hdr = 0; hdr < SROCE_HDR_COUNT; hdr++) {
+			if (!(info->hdrs & BIT(hdr)))
+				continue;
+			info->offset[hdr] = off;
+			off += sroce_hdr_lens[hdr];
+		}
+		info->hdr_len = off;
+	}
+}
 
 void sroce_bth_pack(struct sroce_bth *bth, const struct sroce_bth_fields *f)
 {
 	u32 dqpn = f->dqpn & SROCE_QPN_MASK;
 	u32 apsn = f->psn & SROCE_PSN_MASK;
-
-	sroce_wire_layout_checks();
 
 	bth->opcode = f->opcode;
 	bth->flags = (f->se ? SROCE_BTH_SE : 0) |
@@ -179,7 +184,7 @@ void sroce_bth_pack(struct sroce_bth *bth, const struct sroce_bth_fields *f)
 		apsn |= SROCE_BTH_ACKREQ;
 	bth->apsn = cpu_to_be32(apsn);
 }
-SROCE_EXPORT_FOR_KUNIT(sroce_bth_pack);
+EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_bth_pack);
 
 void sroce_bth_unpack(const struct sroce_bth *bth, struct sroce_bth_fields *f)
 {
@@ -198,7 +203,7 @@ void sroce_bth_unpack(const struct sroce_bth *bth, struct sroce_bth_fields *f)
 	f->ackreq = apsn & SROCE_BTH_ACKREQ;
 	f->psn = apsn & SROCE_PSN_MASK;
 }
-SROCE_EXPORT_FOR_KUNIT(sroce_bth_unpack);
+EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_bth_unpack);
 
 /* The ICRC's seed after the eight 0xff bytes that replace the LRH. */
 static u32 sroce_icrc_seed(void)
@@ -239,13 +244,13 @@ u32 sroce_icrc_hdr(const void *l3, bool ipv6)
 
 	return crc32_le(sroce_icrc_seed(), buf, len);
 }
-SROCE_EXPORT_FOR_KUNIT(sroce_icrc_hdr);
+EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_icrc_hdr);
 
 u32 sroce_icrc_update(u32 crc, const void *data, size_t len)
 {
 	return crc32_le(crc, data, len);
 }
-SROCE_EXPORT_FOR_KUNIT(sroce_icrc_update);
+EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_icrc_update);
 
 __le32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len)
 {
@@ -256,4 +261,4 @@ __le32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len)
 	crc = sroce_icrc_update(crc, (const u8 *)l3 + hdrs, len - hdrs);
 	return sroce_icrc_final(crc);
 }
-SROCE_EXPORT_FOR_KUNIT(sroce_icrc_packet);
+EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_icrc_packet);

@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Static checks, each reported as TAP:
+#   - a W=1 build and a sparse (C=2) build for every supported kernel,
+#     with no warning at all;
+#   - checkpatch.pl --strict (from Debian's kernel source) on every C file;
+#   - kernel-doc on the files with interfaces between them.
+# Ends with "N passed, N failed"; exits non-zero on any failure.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SROCE_CACHE:-/var/cache/sroce}
+passed=0
+failed=0
+n=0
+
+report() {
+	# report STATUS DESCRIPTION [LOGFILE]
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+		passed=$((passed + 1))
+	else
+		echo "not ok $n - $2"
+		[ -n "${3:-}" ] && sed 's/^/# /' "$3" | head -n 60
+		failed=$((failed + 1))
+	fi
+}
+
+# checkpatch.pl and its data files, extracted once from linux-source-6.1.
+checkpatch_dir() {
+	local tarball dir
+	tarball=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null) || return 1
+	dir=$cache/checkpatch/$(stat -c %Y "$tarball")
+	if [ ! -x "$dir/scripts/checkpatch.pl" ]; then
+		mkdir -p "$dir.tmp"
+		tar -C "$dir.tmp" --strip-components=1 -xJf "$tarball" \
+			linux-source-6.1/scripts/checkpatch.pl \
+			linux-source-6.1/scripts/spelling.txt \
+			linux-source-6.1/scripts/const_structs.checkpatch || return 1
+		rm -rf "$dir" && mv "$dir.tmp" "$dir"
+	fi
+	echo "$dir"
+}
+
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+c_files=$(cd "$root" && git ls-files '*.c' '*.h' 2>/dev/null ||
+	find drivers include tests tools -name '*.[ch]')
+
+echo "TAP version 13"
+while read -r name kver kdir _; do
+	for flags in W=1 C=2; do
+		out=$log/$kver-$flags.log
+		(
+			set -e
+			tmp=$(mktemp -d)
+			trap 'rm -rf "$tmp"' EXIT
+			rsync -a --exclude /build --exclude /out --exclude /.git \
+				"$root/" "$tmp/"
+			make -s -C "$kdir" M="$tmp" $flags modules 2>&1 |
+				grep -v 'Skipping BTF generation' || true
+		) >"$out" 2>&1
+		# Any compiler or sparse diagnostic counts as a failure.
+		if grep -Eq 'warning|error|sparse:|Error' "$out"; then
+			status=1
+		else
+			status=0
+		fi
+		report $status "build $flags against $name ($kver)" "$out"
+	done
+done < <("$root/scripts/kernels.sh")
+
+if cp=$(checkpatch_dir); then
+	out=$log/checkpatch.log
+	(cd "$root" && perl "$cp/scripts/checkpatch.pl" --strict --no-tree \
+		--terse --show-types --ignore SPDX_LICENSE_TAG \
+		--ignore FILE_PATH_CHANGES -f $c_files) >"$out" 2>&1
+	report $? "checkpatch --strict" "$out"
+else
+	echo "# linux-source-6.1 missing: run 'make deps'"
+	report 1 "checkpatch --strict"
+fi
+
+kdoc=$(ls /usr/src/linux-kbuild-6.1/scripts/kernel-doc 2>/dev/null | head -n1)
+if [ -n "$kdoc" ]; then
+	out=$log/kernel-doc.log
+	(cd "$root" && perl "$kdoc" -none $(echo "$c_files" |
+		grep -E '^(include|drivers)/')) >"$out" 2>&1
+	grep -q . "$out"
+	report $((1 - $?)) "kernel-doc" "$out"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
