@@ -20,8 +20,8 @@
 #define SROCE_CREATE_CQ_UDATA_ARG	struct uverbs_attr_bundle *attrs
 #define sroce_create_cq_udata()		(attrs ? &attrs->driver_udata : NULL)
 #else
-#define SROCE_CREATE_CQ_UDATA_ARG	struct ib_udata *udata
-#define sroce_create_cq_udata()		(udata)
+#define SROCE_CREATE_CQ_UDATA_ARG	struct ib_udata *udata_arg
+#define sroce_create_cq_udata()		(udata_arg)
 #endif
 
 static inline void sroce_skb_frag_fill(skb_frag_t *frag, struct page *page,

@@ -11,9 +11,11 @@
 #include <linux/mutex.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "sroce.h"
+#include "stats.h"
 
 /*
  * Every sroce device, from just before it registers until its dealloc.
@@ -64,6 +66,50 @@ static void sroce_port_event(struct sroce_dev *sdev)
 	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
 					     IB_EVENT_PORT_ERR;
 	ib_dispatch_event(&ev);
+}
+
+/**
+ * sroce_dev_by_netdev() - the device on a netdev, for packet delivery
+ * @ndev: the netdev
+ *
+ * Context: RCU read side (the receive path).
+ * Return: the device or NULL.
+ */
+struct sroce_dev *sroce_dev_by_netdev(const struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	list_for_each_entry_rcu(sdev, &sroce_devices, node)
+		if (sdev->ndev == ndev && READ_ONCE(sdev->registered))
+			return sdev;
+	return NULL;
+}
+
+/**
+ * sroce_dev_by_gid() - the device of a namespace that owns a RoCEv2 GID
+ * @net: the namespace
+ * @gid: the GID
+ *
+ * Context: RCU read side (the receive path of looped-back packets).
+ * Return: the device or NULL.
+ */
+struct sroce_dev *sroce_dev_by_gid(struct net *net, const union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+	struct sroce_dev *sdev;
+
+	list_for_each_entry_rcu(sdev, &sroce_devices, node) {
+		if (!net_eq(sdev->net, net) || !READ_ONCE(sdev->registered))
+			continue;
+		attr = rdma_find_gid_by_port(&sdev->ibdev, gid,
+					     IB_GID_TYPE_ROCE_UDP_ENCAP, 1,
+					     NULL);
+		if (!IS_ERR(attr)) {
+			rdma_put_gid_attr(attr);
+			return sdev;
+		}
+	}
+	return NULL;
 }
 
 static struct sroce_dev *sroce_dev_find_locked(const struct net_device *ndev)
@@ -117,6 +163,17 @@ static int sroce_check_netdev(struct net_device *ndev)
 	return 0;
 }
 
+static void sroce_dev_free_tables(struct sroce_dev *sdev)
+{
+	WARN_ON_ONCE(!xa_empty(&sdev->qps) || !xa_empty(&sdev->mrs) ||
+		     !xa_empty(&sdev->ahs));
+	xa_destroy(&sdev->qps);
+	xa_destroy(&sdev->mrs);
+	xa_destroy(&sdev->ahs);
+	free_percpu(sdev->stats);
+	sdev->stats = NULL;
+}
+
 static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
@@ -124,6 +181,15 @@ static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 	sdev = ib_alloc_device(sroce_dev, ibdev);
 	if (!sdev)
 		return NULL;
+	sdev->stats = alloc_percpu(struct sroce_stats);
+	if (!sdev->stats) {
+		ib_dealloc_device(&sdev->ibdev);
+		return NULL;
+	}
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC);
+	spin_lock_init(&sdev->atomic_lock);
 
 	dev_hold(ndev);
 	sdev->ndev = ndev;
@@ -186,7 +252,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 		goto err_net_put;
 
 	spin_lock(&sroce_devices_lock);
-	list_add_tail(&sdev->node, &sroce_devices);
+	list_add_tail_rcu(&sdev->node, &sroce_devices);
 	spin_unlock(&sroce_devices_lock);
 
 	err = ib_register_device(&sdev->ibdev, name, NULL);
@@ -195,8 +261,9 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 				    ndev->name, err);
 		/* dealloc_driver is not called for a failed registration. */
 		spin_lock(&sroce_devices_lock);
-		list_del(&sdev->node);
+		list_del_rcu(&sdev->node);
 		spin_unlock(&sroce_devices_lock);
+		synchronize_rcu();
 		goto err_net_put;
 	}
 
@@ -206,7 +273,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	 * recorded that the device must go.
 	 */
 	spin_lock(&sroce_devices_lock);
-	sdev->registered = true;
+	WRITE_ONCE(sdev->registered, true);
 	if (sdev->unregister_wanted)
 		sroce_dev_queue_unregister_locked(sdev);
 	spin_unlock(&sroce_devices_lock);
@@ -222,6 +289,7 @@ err_net_put:
 	sroce_net_put(sdev->net);
 err_free:
 	dev_put(ndev);
+	sroce_dev_free_tables(sdev);
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
 }
@@ -238,11 +306,14 @@ void sroce_dev_dealloc(struct ib_device *ibdev)
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
 	spin_lock(&sroce_devices_lock);
-	list_del(&sdev->node);
+	list_del_rcu(&sdev->node);
 	spin_unlock(&sroce_devices_lock);
+	/* The receive path may still be looking at the device. */
+	synchronize_rcu();
 
 	sroce_net_put(sdev->net);
 	dev_put(sdev->ndev);
+	sroce_dev_free_tables(sdev);
 }
 
 /* Take the next device of @net (any namespace if NULL) to remove. */

@@ -11,8 +11,14 @@
 #include <net/net_namespace.h>
 #include <net/udp_tunnel.h>
 
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ipv6.h>
+
 #include <sroce/wire.h>
-#include "sroce.h"
+#include "objects.h"
+#include "stats.h"
 
 /**
  * struct sroce_net - sroce's state in one network namespace
@@ -33,9 +39,139 @@ static struct sroce_net *sroce_net(struct net *net)
 	return net_generic(net, sroce_net_id);
 }
 
+/* CRC over @len bytes of @skb's data from @offset, wherever they live. */
+static u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
+			  unsigned int len)
+{
+	struct skb_seq_state st;
+	unsigned int consumed = 0, n;
+	const u8 *data;
+
+	skb_prepare_seq_read(skb, offset, offset + len, &st);
+	while ((n = skb_seq_read(consumed, &data, &st)) != 0) {
+		crc = sroce_icrc_update(crc, data, n);
+		consumed += n;
+	}
+	return crc;
+}
+
+/* Check the ICRC; the headers up to the BTH are in the linear part. */
+static bool sroce_icrc_ok(struct sk_buff *skb, bool ipv6)
+{
+	unsigned int hdrs = sizeof(struct udphdr) + sizeof(struct sroce_bth);
+	__le32 icrc;
+	u32 crc;
+
+	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, &icrc, sizeof(icrc)))
+		return false;
+	crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
+	crc = sroce_icrc_skb(crc, skb, hdrs, skb->len - hdrs - SROCE_ICRC_LEN);
+	return sroce_icrc_final(crc) == icrc;
+}
+
+/* The device a packet is for: the one on its netdev, else by address. */
+static struct sroce_dev *sroce_rx_dev(struct net *net, struct sk_buff *skb,
+				      bool ipv6)
+{
+	struct sroce_dev *sdev = sroce_dev_by_netdev(skb->dev);
+	union ib_gid dgid;
+
+	if (sdev)
+		return sdev;
+	/* Looped back to a local address: find the GID's owner. */
+	if (ipv6)
+		memcpy(&dgid, &ipv6_hdr(skb)->daddr, sizeof(dgid));
+	else
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)&dgid);
+	return sroce_dev_by_gid(net, &dgid);
+}
+
+static bool sroce_qp_takes(struct sroce_qp *qp,
+			   const struct sroce_opcode_info *info)
+{
+	switch (qp->type) {
+	case IB_QPT_RC:
+		return info->qpts & SROCE_QPT_RC;
+	case IB_QPT_UC:
+		return info->qpts & SROCE_QPT_UC;
+	case IB_QPT_UD:
+		return info->qpts & SROCE_QPT_UD;
+	default:
+		return false;
+	}
+}
+
+static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
+		     const struct sroce_bth *bth,
+		     const struct sroce_opcode_info *info, u32 payload)
+{
+	struct sroce_qp *qp;
+
+	qp = sroce_qp_lookup(sdev, sroce_bth_qpn(bth));
+	if (!qp) {
+		sroce_stat_inc(sdev, SROCE_STAT_RX_NO_QP);
+		return;
+	}
+	if (!sroce_qp_takes(qp, info))
+		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_OPCODE);
+	else if (info->flags & SROCE_OPF_RESP)
+		sroce_comp_recv(qp, skb, bth, info, payload);
+	else
+		sroce_resp_recv(qp, skb, bth, info, payload);
+	sroce_qp_put(qp);
+}
+
+/*
+ * The UDP encapsulation hook: every datagram to port 4791 of the namespace.
+ * Return 0: the packet is consumed, whatever becomes of it.
+ */
 static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 {
-	/* The transport is not wired up yet: nothing is accepted. */
+	unsigned int hlen = sizeof(struct udphdr) + sizeof(struct sroce_bth);
+	const struct sroce_opcode_info *info;
+	const struct sroce_bth *bth;
+	struct sroce_dev *sdev;
+	bool ipv6;
+	int len;
+
+	ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	sdev = sroce_rx_dev(sock_net(sk), skb, ipv6);
+	if (!sdev)
+		goto drop;
+	sroce_stat_inc(sdev, SROCE_STAT_RX_PACKETS);
+
+	/* The ICRC covers a fixed-size IP header: no IPv4 options. */
+	if (skb_transport_offset(skb) != (ipv6 ? sizeof(struct ipv6hdr) :
+					  sizeof(struct iphdr)) ||
+	    !pskb_may_pull(skb, hlen))
+		goto bad_header;
+	bth = (const struct sroce_bth *)(udp_hdr(skb) + 1);
+	info = sroce_opcode_get(bth->opcode);
+	if (!info) {
+		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_OPCODE);
+		goto drop;
+	}
+	if ((bth->flags & SROCE_BTH_TVER_MASK) != SROCE_TVER ||
+	    !pskb_may_pull(skb, sizeof(struct udphdr) + info->hdr_len))
+		goto bad_header;
+	bth = (const struct sroce_bth *)(udp_hdr(skb) + 1);
+	len = skb->len - (int)(sizeof(struct udphdr) + info->hdr_len +
+			       sroce_bth_pad(bth) + SROCE_ICRC_LEN);
+	if (len < 0 || (len && !(info->flags & SROCE_OPF_PAYLOAD)))
+		goto bad_header;
+	if (!sroce_icrc_ok(skb, ipv6)) {
+		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_ICRC);
+		goto drop;
+	}
+
+	sroce_rx(sdev, skb, bth, info, len);
+	consume_skb(skb);
+	return 0;
+
+bad_header:
+	sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_HEADER);
+drop:
 	kfree_skb(skb);
 	return 0;
 }
@@ -97,6 +233,19 @@ int sroce_net_get(struct net *net)
 		sn->users++;
 	mutex_unlock(&sn->lock);
 	return err;
+}
+
+/**
+ * sroce_net_sk() - the RoCEv2 socket of a namespace
+ * @net: the namespace, which has a device
+ *
+ * Return: the socket, NULL when the namespace has none.
+ */
+struct sock *sroce_net_sk(struct net *net)
+{
+	struct socket *sock = READ_ONCE(sroce_net(net)->sock);
+
+	return sock ? sock->sk : NULL;
 }
 
 /**

@@ -10,10 +10,14 @@
 
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "compat.h"
+
+struct sroce_stats;
 
 #define SROCE_DRIVER_NAME	"sroce"
 #define SROCE_LINK_TYPE		"sroce"
@@ -33,6 +37,15 @@
  * @unregister_queued: @unregister_work was queued
  *	(the three flags are under sroce_devices_lock)
  * @port_state: the last port state announced by an IB event; under RTNL
+ * @qps: QPs by number, for packet delivery (RCU lookups)
+ * @qp_next: next QP number to try
+ * @mrs: memory regions by key index (RCU lookups)
+ * @mr_next: next MR index to try
+ * @key_gen: generation byte of the next key
+ * @ahs: address handles by number (RCU lookups)
+ * @ah_next: next AH number to try
+ * @atomic_lock: makes the responder's atomic operations atomic
+ * @stats: event counters, see stats.h
  */
 struct sroce_dev {
 	struct ib_device	ibdev;
@@ -44,6 +57,15 @@ struct sroce_dev {
 	bool			unregister_wanted;
 	bool			unregister_queued;
 	enum ib_port_state	port_state;
+	struct xarray		qps;
+	u32			qp_next;
+	struct xarray		mrs;
+	u32			mr_next;
+	atomic_t		key_gen;
+	struct xarray		ahs;
+	u32			ah_next;
+	spinlock_t		atomic_lock;	/* see above */
+	struct sroce_stats __percpu *stats;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
@@ -59,9 +81,12 @@ int sroce_dev_init(void);
 void sroce_dev_exit(void);
 enum ib_port_state sroce_port_state(const struct sroce_dev *sdev);
 enum ib_mtu sroce_active_mtu(const struct sroce_dev *sdev);
+struct sroce_dev *sroce_dev_by_netdev(const struct net_device *ndev);
+struct sroce_dev *sroce_dev_by_gid(struct net *net, const union ib_gid *gid);
 
 /* net.c: the per-namespace UDP socket and packet reception */
 int sroce_net_get(struct net *net);
+struct sock *sroce_net_sk(struct net *net);
 void sroce_net_put(struct net *net);
 int sroce_net_init(void);
 void sroce_net_exit(void);

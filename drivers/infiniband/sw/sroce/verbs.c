@@ -8,36 +8,9 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
-#include "sroce.h"
+#include "objects.h"
+#include "stats.h"
 
-/**
- * struct sroce_ucontext - a user process's context on a device
- * @ibuc: the RDMA core's context
- */
-struct sroce_ucontext {
-	struct ib_ucontext	ibuc;
-};
-
-/**
- * struct sroce_pd - a protection domain
- * @ibpd: the RDMA core's PD
- */
-struct sroce_pd {
-	struct ib_pd		ibpd;
-};
-
-/* Capabilities, kept in one place so queries and checks agree. */
-#define SROCE_MAX_QP		0x10000
-#define SROCE_MAX_QP_WR		0x4000
-#define SROCE_MAX_SGE		32
-#define SROCE_MAX_CQ		0x10000
-#define SROCE_MAX_CQE		0x7fff
-#define SROCE_MAX_MR		0x40000
-#define SROCE_MAX_PD		0x10000
-#define SROCE_MAX_RD_ATOMIC	128
-#define SROCE_MAX_INLINE	1024
-#define SROCE_MAX_AH		0x10000
-#define SROCE_MAX_MSG_SIZE	0x80000000U
 #define SROCE_GID_TABLE_LEN	1024
 /* Vendor id for software devices with no IEEE OUI of their own. */
 #define SROCE_VENDOR_ID		0xffffff
@@ -180,18 +153,41 @@ const struct ib_device_ops sroce_dev_ops = {
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.create_ah = sroce_create_ah,
+	.create_cq = sroce_create_cq,
+	.create_qp = sroce_create_qp,
+	.create_user_ah = sroce_create_ah,
 	.dealloc_driver = sroce_dev_dealloc,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.dereg_mr = sroce_dereg_mr,
+	.destroy_ah = sroce_destroy_ah,
+	.destroy_cq = sroce_destroy_cq,
+	.destroy_qp = sroce_destroy_qp,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
+	.get_hw_stats = sroce_get_hw_stats,
 	.get_link_layer = sroce_get_link_layer,
 	.get_port_immutable = sroce_get_port_immutable,
+	.mmap = sroce_mmap,
+	.mmap_free = sroce_mmap_free,
+	.modify_qp = sroce_modify_qp,
+	.poll_cq = sroce_poll_cq,
+	.post_recv = sroce_post_recv,
+	.post_send = sroce_post_send,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
+	.query_qp = sroce_query_qp,
+	.reg_user_mr = sroce_reg_user_mr,
+	.req_notify_cq = sroce_req_notify_cq,
+	.resize_cq = sroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 };

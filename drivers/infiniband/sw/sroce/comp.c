@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The completer: ACKs, NAKs, READ responses and atomic ACKs from the
+ * responder; retirement of send WQEs in order with their completions; the
+ * retransmission (go-back-N) and RNR timers.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jiffies.h>
+
+#include "objects.h"
+#include "stats.h"
+
+/* RNR NAK timer codes (IBTA Table 45), in microseconds. */
+static const u32 sroce_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static bool sroce_is_rd_atomic(const struct sroce_swqe *wqe)
+{
+	switch (wqe->wr.opcode) {
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static u32 sroce_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_UVERBS_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_UVERBS_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_UVERBS_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_UVERBS_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_UVERBS_WC_LOCAL_INV;
+	default:
+		return IB_UVERBS_WC_SEND;
+	}
+}
+
+static void sroce_comp_post(struct sroce_qp *qp, const struct sroce_swqe *wqe)
+{
+	struct ib_uverbs_wc wc = {
+		.wr_id = wqe->wr.wr_id,
+		.status = wqe->status,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	if (wqe->status == IB_WC_SUCCESS) {
+		wc.opcode = sroce_wc_opcode(wqe->wr.opcode);
+		wc.byte_len = wqe->length;
+		if (wqe->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ||
+		    wqe->wr.opcode == IB_UVERBS_WR_SEND_WITH_IMM)
+			wc.wc_flags = IB_WC_WITH_IMM;
+	}
+	sroce_cq_post(qp->scq, &wc, false);
+}
+
+/**
+ * sroce_comp_retire() - retire finished WQEs in order
+ * @qp: the QP; sq_lock held
+ *
+ * Each finished WQE frees its ring slot and, when signaled or failed,
+ * completes. A failure stops the send queue; the QP then moves to the
+ * error state from the requester's work item.
+ */
+void sroce_comp_retire(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_lock);
+
+	while (qp->sq_tail != qp->sq_next) {
+		struct sroce_swqe *wqe = &qp->swqe[qp->sq_tail];
+		bool failed = wqe->status != IB_WC_SUCCESS;
+
+		if (wqe->state != SROCE_SWQE_DONE)
+			break;
+		/* The slot is free before the consumer sees the completion. */
+		qp->sq_tail = sroce_queue_next(&qp->sq, qp->sq_tail);
+		sroce_queue_store_consumer(&qp->sq, qp->sq_tail);
+		if (failed || qp->sig_all ||
+		    (wqe->wr.send_flags & IB_SEND_SIGNALED))
+			sroce_comp_post(qp, wqe);
+		if (wqe->ah)
+			sroce_ah_put(wqe->ah);
+		wqe->ah = NULL;
+		wqe->state = SROCE_SWQE_NEW;
+		if (failed) {
+			qp->sq_fatal = true;
+			queue_work(system_unbound_wq, &qp->req_work);
+			break;
+		}
+	}
+}
+
+static unsigned long sroce_comp_timeout(struct sroce_qp *qp)
+{
+	/* 4.096 us << timeout (IBTA 9.7.6.1.3), at least two ticks. */
+	u64 usecs = (4096ULL << qp->timeout) / 1000;
+
+	return max_t(unsigned long, usecs_to_jiffies(usecs), 2);
+}
+
+static bool sroce_comp_outstanding(struct sroce_qp *qp)
+{
+	return qp->una_psn != qp->req_psn;
+}
+
+/**
+ * sroce_comp_arm_retrans() - keep the retransmission timer running while
+ * requests are unacknowledged
+ * @qp: an RC QP; sq_lock held
+ */
+void sroce_comp_arm_retrans(struct sroce_qp *qp)
+{
+	if (!qp->timeout || !sroce_comp_outstanding(qp)) {
+		del_timer(&qp->retrans_timer);
+		return;
+	}
+	if (!timer_pending(&qp->retrans_timer))
+		mod_timer(&qp->retrans_timer,
+			  jiffies + sroce_comp_timeout(qp));
+}
+
+static void sroce_comp_progress(struct sroce_qp *qp, u32 psn)
+{
+	u32 next = sroce_psn_add(psn, 1);
+
+	if (sroce_psn_diff(next, qp->una_psn) > 0) {
+		qp->una_psn = next;
+		qp->retries = qp->retry_cnt;
+		if (qp->timeout && sroce_comp_outstanding(qp))
+			mod_timer(&qp->retrans_timer,
+				  jiffies + sroce_comp_timeout(qp));
+	}
+}
+
+/* WQEs from the tail to the requester's cursor, the cursor's included. */
+static u32 sroce_comp_span(struct sroce_qp *qp)
+{
+	return sroce_queue_count(&qp->sq, qp->sq_next, qp->sq_tail) + 1;
+}
+
+/* The unfinished WQE whose PSN range holds @psn; *@found says if any. */
+static u32 sroce_comp_find(struct sroce_qp *qp, u32 psn, bool *found)
+{
+	u32 n = sroce_comp_span(qp);
+	u32 idx;
+
+	*found = false;
+	for (idx = qp->sq_tail; n--; idx = sroce_queue_next(&qp->sq, idx)) {
+		struct sroce_swqe *wqe = &qp->swqe[idx];
+
+		if (wqe->state == SROCE_SWQE_NEW)
+			break;
+		if (wqe->state == SROCE_SWQE_DONE)
+			continue;
+		if (sroce_psn_diff(psn, wqe->first_psn) >= 0 &&
+		    sroce_psn_diff(psn, wqe->last_psn) <= 0) {
+			*found = true;
+			return idx;
+		}
+	}
+	return idx;
+}
+
+/* Go back to @psn: everything from there is sent again. */
+static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
+{
+	u32 idx, i, n;
+	bool found;
+
+	idx = sroce_comp_find(qp, psn, &found);
+	if (!found)
+		return;
+
+	n = sroce_queue_count(&qp->sq, qp->sq_next, idx);
+	for (i = sroce_queue_next(&qp->sq, idx); n--;
+	     i = sroce_queue_next(&qp->sq, i))
+		if (qp->swqe[i].state != SROCE_SWQE_DONE)
+			qp->swqe[i].state = SROCE_SWQE_NEW;
+
+	/* READ/atomic requests before the rewind point stay outstanding. */
+	qp->rd_atomic_out = 0;
+	for (i = qp->sq_tail; i != idx; i = sroce_queue_next(&qp->sq, i))
+		if (qp->swqe[i].state == SROCE_SWQE_PENDING &&
+		    sroce_is_rd_atomic(&qp->swqe[i]))
+			qp->rd_atomic_out++;
+
+	qp->swqe[idx].state = SROCE_SWQE_SENDING;
+	if (!sroce_is_rd_atomic(&qp->swqe[idx]))
+		qp->swqe[idx].sent = sroce_psn_diff(psn, qp->swqe[idx].first_psn) *
+				     qp->mtu;
+	else if (qp->swqe[idx].wr.opcode != IB_UVERBS_WR_RDMA_READ)
+		qp->swqe[idx].sent = 0;
+	qp->sq_next = idx;
+	qp->req_psn = psn;
+	qp->pkts_since_ackreq = 0;
+	sroce_stat_inc(qp->sdev, SROCE_STAT_COMPLETER_RETRY);
+}
+
+/* PSN of the first READ response not yet received. */
+static u32 sroce_comp_read_next(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	return sroce_psn_add(wqe->first_psn, wqe->sent / qp->mtu);
+}
+
+/*
+ * Acknowledge every request up to @psn. A READ or atomic among them whose
+ * response has not come was lost: go back and ask again.
+ *
+ * Return: false when a rewind happened.
+ */
+static bool sroce_comp_ack(struct sroce_qp *qp, u32 psn)
+{
+	u32 idx;
+
+	for (idx = qp->sq_tail; idx != qp->sq_next;
+	     idx = sroce_queue_next(&qp->sq, idx)) {
+		struct sroce_swqe *wqe = &qp->swqe[idx];
+
+		if (wqe->state == SROCE_SWQE_DONE)
+			continue;
+		if (sroce_psn_diff(wqe->last_psn, psn) > 0)
+			break;
+		if (sroce_is_rd_atomic(wqe)) {
+			sroce_comp_rewind(qp, sroce_comp_read_next(qp, wqe));
+			return false;
+		}
+		wqe->state = SROCE_SWQE_DONE;
+	}
+	sroce_comp_progress(qp, psn);
+	return true;
+}
+
+static void sroce_comp_fail(struct sroce_qp *qp, u32 psn,
+			    enum ib_wc_status status)
+{
+	bool found;
+	u32 idx = sroce_comp_find(qp, psn, &found);
+
+	if (!found)
+		return;
+	qp->swqe[idx].status = status;
+	qp->swqe[idx].state = SROCE_SWQE_DONE;
+	if (idx == qp->sq_next)
+		qp->sq_next = sroce_queue_next(&qp->sq, idx);
+}
+
+static void sroce_comp_rd_atomic_done(struct sroce_qp *qp,
+				      struct sroce_swqe *wqe)
+{
+	wqe->state = SROCE_SWQE_DONE;
+	if (!WARN_ON_ONCE(!qp->rd_atomic_out))
+		qp->rd_atomic_out--;
+}
+
+static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
+				 const struct sroce_opcode_info *info, u32 psn,
+				 u32 payload)
+{
+	int off = sizeof(struct udphdr) + info->hdr_len;
+	struct sroce_swqe *wqe;
+	u32 idx, expect, left;
+	bool found;
+
+	if (psn != qp->una_psn && !sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
+		return;
+	idx = sroce_comp_find(qp, psn, &found);
+	wqe = &qp->swqe[idx];
+	if (!found || wqe->wr.opcode != IB_UVERBS_WR_RDMA_READ ||
+	    wqe->state != SROCE_SWQE_PENDING) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
+		return;
+	}
+
+	expect = sroce_comp_read_next(qp, wqe);
+	if (psn != expect) {
+		if (sroce_psn_diff(psn, expect) > 0 && !qp->read_rewound) {
+			/* A response was lost: ask for the rest again. */
+			qp->read_rewound = true;
+			sroce_comp_rewind(qp, expect);
+		}
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
+		return;
+	}
+	qp->read_rewound = false;
+
+	left = wqe->length - wqe->sent;
+	if (payload != min(left, qp->mtu) ||
+	    (payload < left && (info->flags & (SROCE_OPF_LAST |
+					       SROCE_OPF_ONLY)))) {
+		sroce_comp_fail(qp, psn, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, wqe->sge,
+				  wqe->num_sge, wqe->sent, skb, off, payload)) {
+		sroce_comp_fail(qp, psn, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	wqe->sent += payload;
+	sroce_comp_progress(qp, psn);
+	if (wqe->sent == wqe->length)
+		sroce_comp_rd_atomic_done(qp, wqe);
+}
+
+static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
+				  const struct sroce_opcode_info *info, u32 psn)
+{
+	const struct sroce_atmack *ack;
+	struct sroce_swqe *wqe;
+	bool found;
+	u64 orig;
+	u32 idx;
+
+	if (psn != qp->una_psn && !sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
+		return;
+	idx = sroce_comp_find(qp, psn, &found);
+	wqe = &qp->swqe[idx];
+	if (!found || wqe->state != SROCE_SWQE_PENDING ||
+	    !sroce_is_rd_atomic(wqe) ||
+	    wqe->wr.opcode == IB_UVERBS_WR_RDMA_READ) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
+		return;
+	}
+	ack = (void *)skb->data + sizeof(struct udphdr) +
+	      info->offset[SROCE_HDR_ATMACK];
+	orig = be64_to_cpu(ack->orig);
+	wqe->atomic_orig = orig;
+	if (sroce_sge_scatter(qp->sdev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
+			      &orig, sizeof(orig))) {
+		sroce_comp_fail(qp, psn, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	sroce_comp_progress(qp, psn);
+	sroce_comp_rd_atomic_done(qp, wqe);
+}
+
+static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 code)
+{
+	sroce_stat_inc(qp->sdev, SROCE_STAT_RNR_NAK_RCVD);
+	if (psn != qp->una_psn && !sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
+		return;
+	if (!qp->rnr_retries) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RNR_RETRY_EXCEEDED);
+		sroce_comp_fail(qp, psn, IB_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	/* An RNR retry count of 7 means "retry forever". */
+	if (qp->rnr_retry != 7)
+		qp->rnr_retries--;
+	sroce_comp_rewind(qp, psn);
+	qp->rnr_wait = true;
+	del_timer(&qp->retrans_timer);
+	mod_timer(&qp->rnr_timer,
+		  jiffies + usecs_to_jiffies(sroce_rnr_usecs[code & 0x1f]) + 1);
+}
+
+static void sroce_comp_nak(struct sroce_qp *qp, u32 psn, u8 code)
+{
+	enum ib_wc_status status;
+
+	if (code == SROCE_NAK_PSN_SEQ_ERR) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_SEQ_NAK_RCVD);
+		if (psn == qp->una_psn ||
+		    sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
+			sroce_comp_rewind(qp, psn);
+		return;
+	}
+
+	sroce_stat_inc(qp->sdev, SROCE_STAT_ERR_NAK_RCVD);
+	switch (code) {
+	case SROCE_NAK_REM_ACCESS:
+		status = IB_WC_REM_ACCESS_ERR;
+		break;
+	case SROCE_NAK_REM_OP_ERR:
+		status = IB_WC_REM_OP_ERR;
+		break;
+	case SROCE_NAK_INV_RD_REQ:
+		status = IB_WC_REM_INV_RD_REQ_ERR;
+		break;
+	default:
+		status = IB_WC_REM_INV_REQ_ERR;
+		break;
+	}
+	if (psn == qp->una_psn || sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
+		sroce_comp_fail(qp, psn, status);
+}
+
+static void sroce_comp_aeth(struct sroce_qp *qp, u32 psn, u8 syndrome)
+{
+	switch (syndrome & SROCE_AETH_KIND_MASK) {
+	case SROCE_AETH_ACK:
+		sroce_comp_ack(qp, psn);
+		break;
+	case SROCE_AETH_RNR_NAK:
+		sroce_comp_rnr(qp, psn, syndrome & SROCE_AETH_VALUE_MASK);
+		break;
+	case SROCE_AETH_NAK:
+		sroce_comp_nak(qp, psn, syndrome & SROCE_AETH_VALUE_MASK);
+		break;
+	default:
+		/* Reserved syndromes are ignored (IBTA C9-141). */
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_HEADER);
+		break;
+	}
+}
+
+/**
+ * sroce_comp_recv() - handle a response packet for one of our requests
+ * @qp: the QP, RC
+ * @skb: the packet; data starts at the UDP header
+ * @bth: its BTH
+ * @info: its opcode
+ * @payload: payload bytes
+ *
+ * Context: softirq.
+ */
+void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
+		     const struct sroce_bth *bth,
+		     const struct sroce_opcode_info *info, u32 payload)
+{
+	u32 psn = sroce_bth_psn(bth);
+	enum ib_qp_state state;
+
+	spin_lock(&qp->sq_lock);
+	state = READ_ONCE(qp->state);
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QP_STATE);
+		goto out;
+	}
+	/* Only PSNs of requests in flight can be answered. */
+	if (sroce_psn_diff(psn, qp->una_psn) < 0 ||
+	    sroce_psn_diff(psn, qp->req_psn) >= 0) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
+		goto out;
+	}
+
+	if (info->flags & SROCE_OPF_READ_RESP) {
+		sroce_comp_read_resp(qp, skb, info, psn, payload);
+	} else if (bth->opcode == SROCE_OP_ATOMIC_ACK) {
+		sroce_comp_atomic_ack(qp, skb, info, psn);
+	} else {
+		const struct sroce_aeth *aeth = (void *)skb->data +
+			sizeof(struct udphdr) + info->offset[SROCE_HDR_AETH];
+
+		sroce_comp_aeth(qp, psn, sroce_aeth_syndrome(aeth));
+	}
+
+	sroce_comp_retire(qp);
+	sroce_req_run(qp);
+out:
+	spin_unlock(&qp->sq_lock);
+}
+
+void sroce_retrans_timer(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, retrans_timer);
+
+	spin_lock_bh(&qp->sq_lock);
+	if (READ_ONCE(qp->state) != IB_QPS_RTS || !sroce_comp_outstanding(qp) ||
+	    qp->rnr_wait)
+		goto out;
+
+	sroce_stat_inc(qp->sdev, SROCE_STAT_RETRANS_TIMEOUT);
+	if (!qp->retries) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RETRY_EXCEEDED);
+		sroce_comp_fail(qp, qp->una_psn, IB_WC_RETRY_EXC_ERR);
+		sroce_comp_retire(qp);
+		goto out;
+	}
+	qp->retries--;
+	qp->read_rewound = false;
+	sroce_comp_rewind(qp, qp->una_psn);
+	sroce_req_run(qp);
+out:
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+void sroce_rnr_timer(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, rnr_timer);
+
+	spin_lock_bh(&qp->sq_lock);
+	qp->rnr_wait = false;
+	if (READ_ONCE(qp->state) == IB_QPS_RTS)
+		sroce_req_run(qp);
+	spin_unlock_bh(&qp->sq_lock);
+}

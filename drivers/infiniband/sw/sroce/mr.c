@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory regions: registration, keys, access checks, and the copies
+ * between packets and registered memory.
+ *
+ * A key is the region's table index in its upper 24 bits and a generation
+ * byte in its lower 8, so a stale key of a freed index does not match the
+ * region that reuses the index for 255 registrations.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "objects.h"
+
+#define SROCE_MR_SUPPORTED_ACCESS (IB_ACCESS_LOCAL_WRITE |		\
+				   IB_ACCESS_REMOTE_WRITE |		\
+				   IB_ACCESS_REMOTE_READ |		\
+				   IB_ACCESS_REMOTE_ATOMIC |		\
+				   IB_ACCESS_MW_BIND |			\
+				   IB_ACCESS_RELAXED_ORDERING)
+
+static int sroce_mr_collect_pages(struct sroce_mr *mr)
+{
+	struct sg_page_iter iter;
+	unsigned long i = 0;
+
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->pages = kvmalloc_array(mr->npages ?: 1, sizeof(*mr->pages),
+				   GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {
+		if (WARN_ON_ONCE(i >= mr->npages))
+			return -EFAULT;
+		mr->pages[i++] = sg_page_iter_page(&iter);
+	}
+	mr->npages = i;
+	return 0;
+}
+
+static int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	u32 index;
+	int err;
+
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+	err = xa_alloc_cyclic(&sdev->mrs, &index, mr,
+			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+	mr->index = index;
+	mr->ibmr.lkey = index << 8 | (atomic_inc_return(&sdev->key_gen) & 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	WRITE_ONCE(mr->valid, true);
+	return 0;
+}
+
+static void sroce_mr_remove(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	xa_erase(&sdev->mrs, mr->index);
+	/* Wait for packets and WQEs that found the region to let go. */
+	sroce_mr_put(mr);
+	wait_for_completion(&mr->released);
+}
+
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	if (access & ~SROCE_MR_SUPPORTED_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!length || length > SROCE_MAX_MSG_SIZE * 16ULL)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	err = sroce_mr_collect_pages(mr);
+	if (err)
+		goto err_release;
+
+	mr->iova = iova;
+	mr->length = length;
+	mr->offset = ib_umem_offset(mr->umem);
+	mr->access = access;
+	err = sroce_mr_insert(sdev, mr);
+	if (err)
+		goto err_pages;
+	return &mr->ibmr;
+
+err_pages:
+	kvfree(mr->pages);
+err_release:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	sroce_mr_remove(to_sdev(ibmr->device), mr);
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr);
+	return 0;
+}
+
+/**
+ * sroce_mr_get() - find a region by key and check an access to it
+ * @sdev: the device
+ * @key: lkey or rkey, untrusted
+ * @pd: the protection domain the access comes from
+ * @access: IB_ACCESS_* rights the access needs; 0 for a local read
+ * @iova: first byte accessed
+ * @len: bytes accessed
+ * @remote: @key is an rkey from the wire
+ *
+ * Context: any.
+ * Return: the region with a reference held, or NULL when the key is unknown,
+ * invalid, of another PD, lacks the rights, or the range is out of bounds.
+ */
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
+			      struct ib_pd *pd, int access, u64 iova, u64 len,
+			      bool remote)
+{
+	struct sroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mrs, key >> 8);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	if (!mr)
+		return NULL;
+
+	if ((remote ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
+	    !READ_ONCE(mr->valid) || mr->ibmr.pd != pd ||
+	    (mr->access & access) != access ||
+	    iova < mr->iova || len > mr->length ||
+	    iova - mr->iova > mr->length - len) {
+		sroce_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/**
+ * sroce_mr_invalidate() - invalidate a region's key (LOCAL_INV, SEND_WITH_INV)
+ * @sdev: the device
+ * @key: the key, untrusted
+ * @pd: the PD the request comes from
+ *
+ * Return: 0, or -EINVAL when the key names no region of @pd.
+ */
+int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd)
+{
+	struct sroce_mr *mr;
+
+	mr = sroce_mr_get(sdev, key, pd, 0, 0, 0, false);
+	if (!mr) {
+		/* An iova of 0 may be out of bounds: look the key up again. */
+		rcu_read_lock();
+		mr = xa_load(&sdev->mrs, key >> 8);
+		if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
+			   !refcount_inc_not_zero(&mr->ref)))
+			mr = NULL;
+		rcu_read_unlock();
+		if (!mr)
+			return -EINVAL;
+	}
+	WRITE_ONCE(mr->valid, false);
+	sroce_mr_put(mr);
+	return 0;
+}
+
+/* The page holding byte @iova of the region, and the byte's offset in it. */
+static struct page *sroce_mr_page(struct sroce_mr *mr, u64 iova,
+				  unsigned int *poff)
+{
+	u64 off = iova - mr->iova + mr->offset;
+
+	*poff = off & ~PAGE_MASK;
+	return mr->pages[off >> PAGE_SHIFT];
+}
+
+/* Bytes that can be accessed at @iova without crossing a page. */
+static u32 sroce_mr_chunk(u64 iova, struct sroce_mr *mr, u32 len)
+{
+	u64 off = iova - mr->iova + mr->offset;
+
+	return min_t(u64, len, PAGE_SIZE - (off & ~PAGE_MASK));
+}
+
+/**
+ * sroce_mr_copy_to() - copy into a region
+ * @mr: the region; the range was checked by sroce_mr_get()
+ * @iova: destination address
+ * @src: the bytes
+ * @len: their count
+ */
+void sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len)
+{
+	while (len) {
+		u32 n = sroce_mr_chunk(iova, mr, len);
+		unsigned int poff;
+		struct page *page = sroce_mr_page(mr, iova, &poff);
+		void *va = kmap_local_page(page);
+
+		memcpy(va + poff, src, n);
+		kunmap_local(va);
+		iova += n;
+		src += n;
+		len -= n;
+	}
+}
+
+/**
+ * sroce_mr_copy_from() - copy out of a region
+ * @mr: the region; the range was checked by sroce_mr_get()
+ * @iova: source address
+ * @dst: where the bytes go
+ * @len: their count
+ */
+void sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len)
+{
+	while (len) {
+		u32 n = sroce_mr_chunk(iova, mr, len);
+		unsigned int poff;
+		struct page *page = sroce_mr_page(mr, iova, &poff);
+		void *va = kmap_local_page(page);
+
+		memcpy(dst, va + poff, n);
+		kunmap_local(va);
+		iova += n;
+		dst += n;
+		len -= n;
+	}
+}
+
+/**
+ * sroce_mr_copy_skb() - place packet payload into a region
+ * @mr: the region; the range was checked by sroce_mr_get()
+ * @iova: destination address
+ * @skb: the packet
+ * @offset: offset of the payload in @skb's data
+ * @len: bytes to copy
+ *
+ * Return: 0, or a negative errno when @skb is shorter than claimed.
+ */
+int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
+		      int offset, u32 len)
+{
+	while (len) {
+		u32 n = sroce_mr_chunk(iova, mr, len);
+		unsigned int poff;
+		struct page *page = sroce_mr_page(mr, iova, &poff);
+		void *va = kmap_local_page(page);
+		int err = skb_copy_bits(skb, offset, va + poff, n);
+
+		kunmap_local(va);
+		if (err)
+			return err;
+		iova += n;
+		offset += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * sroce_mr_atomic_map() - map the 8 bytes an atomic operation targets
+ * @mr: the region; the range was checked by sroce_mr_get()
+ * @iova: the 8-byte aligned address
+ *
+ * Return: a pointer to release with sroce_mr_atomic_unmap().
+ */
+u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova)
+{
+	unsigned int poff;
+	struct page *page = sroce_mr_page(mr, iova, &poff);
+
+	return kmap_local_page(page) + poff;
+}
+
+void sroce_mr_atomic_unmap(u64 *p)
+{
+	kunmap_local(p);
+}
+
+/**
+ * sroce_sge_scatter_skb() - place packet payload into a scatter list
+ * @sdev: the device
+ * @pd: the PD the scatter list belongs to
+ * @sge: the scatter list
+ * @num_sge: its length
+ * @offset: message offset of the first byte
+ * @skb: the packet
+ * @skb_off: offset of the payload in @skb's data
+ * @len: bytes to place
+ *
+ * Return: 0, -EACCES for a key that does not grant local write, or -EMSGSIZE
+ * when the list is too short.
+ */
+int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
+			  const struct ib_sge *sge, u32 num_sge, u32 offset,
+			  const struct sk_buff *skb, int skb_off, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < num_sge && len; i++, sge++) {
+		struct sroce_mr *mr;
+		u32 n;
+		int err;
+
+		if (offset >= sge->length) {
+			offset -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - offset);
+		mr = sroce_mr_get(sdev, sge->lkey, pd, IB_ACCESS_LOCAL_WRITE,
+				  sge->addr + offset, n, false);
+		if (!mr)
+			return -EACCES;
+		err = sroce_mr_copy_skb(mr, sge->addr + offset, skb, skb_off, n);
+		sroce_mr_put(mr);
+		if (err)
+			return err;
+		skb_off += n;
+		len -= n;
+		offset = 0;
+	}
+	return len ? -EMSGSIZE : 0;
+}
+
+/**
+ * sroce_sge_scatter() - place bytes into a scatter list
+ * @sdev: the device
+ * @pd: the PD the scatter list belongs to
+ * @sge: the scatter list
+ * @num_sge: its length
+ * @offset: message offset of the first byte
+ * @src: the bytes
+ * @len: their count
+ *
+ * Return: as sroce_sge_scatter_skb().
+ */
+int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
+		      const struct ib_sge *sge, u32 num_sge, u32 offset,
+		      const void *src, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < num_sge && len; i++, sge++) {
+		struct sroce_mr *mr;
+		u32 n;
+
+		if (offset >= sge->length) {
+			offset -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - offset);
+		mr = sroce_mr_get(sdev, sge->lkey, pd, IB_ACCESS_LOCAL_WRITE,
+				  sge->addr + offset, n, false);
+		if (!mr)
+			return -EACCES;
+		sroce_mr_copy_to(mr, sge->addr + offset, src, n);
+		sroce_mr_put(mr);
+		src += n;
+		len -= n;
+		offset = 0;
+	}
+	return len ? -EMSGSIZE : 0;
+}

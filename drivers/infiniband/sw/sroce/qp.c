@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Queue pairs: creation, the IBTA state machine, destruction, the send
+ * doorbell, and taking receive WQEs from the ring.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hash.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_cache.h>
+
+#include "objects.h"
+#include "stats.h"
+
+/* QP numbers 0 and 1 are the special QPs; data QPs start above. */
+#define SROCE_FIRST_QPN		16
+
+/* RoCEv2 UDP source ports come from the dynamic range (IBTA A17.5.1.1). */
+#define SROCE_SPORT_BASE	0xc000
+#define SROCE_SPORT_MASK	0x3fff
+
+/* The user-visible QP attributes a user may not set. */
+#define SROCE_QP_ATTR_UNSUPPORTED (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | \
+				   IB_QP_RATE_LIMIT)
+
+/**
+ * sroce_qp_lookup() - find a QP by number
+ * @sdev: the device
+ * @qpn: the number, untrusted
+ *
+ * Context: any.
+ * Return: the QP with a reference held, or NULL.
+ */
+struct sroce_qp *sroce_qp_lookup(struct sroce_dev *sdev, u32 qpn)
+{
+	struct sroce_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->qps, qpn);
+	if (qp && !sroce_qp_get(qp))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+static int sroce_qp_check_caps(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > SROCE_MAX_QP_WR ||
+	    cap->max_send_sge > SROCE_MAX_SGE ||
+	    cap->max_recv_sge > SROCE_MAX_SGE ||
+	    cap->max_inline_data > SROCE_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+static int sroce_qp_init_sq(struct sroce_qp *qp, struct ib_qp_init_attr *init,
+			    struct ib_udata *udata, struct mminfo *mi)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 area = max(cap->max_send_sge * sizeof(struct rxe_sge),
+		       cap->max_inline_data);
+	int err;
+
+	/* What a WQE slot can hold is what the consumer may use. */
+	area = max_t(u32, area, sizeof(struct rxe_sge));
+	qp->max_send_sge = min_t(u32, area / sizeof(struct rxe_sge),
+				 SROCE_MAX_SGE);
+	qp->max_inline = min_t(u32, area, SROCE_MAX_INLINE);
+	cap->max_send_sge = qp->max_send_sge;
+	cap->max_inline_data = qp->max_inline;
+
+	err = sroce_queue_init(&qp->sq, udata, max(cap->max_send_wr, 1U),
+			       SROCE_SEND_WQE_HDR + area, mi);
+	if (err)
+		return err;
+	cap->max_send_wr = qp->sq.mask;
+
+	qp->swqe = vzalloc(array_size(qp->sq.mask + 1, sizeof(*qp->swqe)));
+	if (!qp->swqe) {
+		sroce_queue_free(&qp->sq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int sroce_qp_init_rq(struct sroce_qp *qp, struct ib_qp_init_attr *init,
+			    struct ib_udata *udata, struct mminfo *mi)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	int err;
+
+	qp->max_recv_sge = max(cap->max_recv_sge, 1U);
+	err = sroce_queue_init(&qp->rq, udata, max(cap->max_recv_wr, 1U),
+			       SROCE_RECV_WQE_HDR +
+			       qp->max_recv_sge * sizeof(struct rxe_sge), mi);
+	if (err)
+		return err;
+	cap->max_recv_sge = qp->max_recv_sge;
+	cap->max_recv_wr = qp->rq.mask;
+	return 0;
+}
+
+static void sroce_qp_init_state(struct sroce_qp *qp)
+{
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	mutex_init(&qp->attr_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	timer_setup(&qp->retrans_timer, sroce_retrans_timer, 0);
+	timer_setup(&qp->rnr_timer, sroce_rnr_timer, 0);
+	INIT_WORK(&qp->resp_work, sroce_resp_work);
+	INIT_WORK(&qp->req_work, sroce_req_work);
+	skb_queue_head_init(&qp->resp_backlog);
+	qp->state = IB_QPS_RESET;
+	qp->mtu = 256;
+	qp->max_rd_atomic = 1;
+	qp->max_dest_rd_atomic = 1;
+}
+
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct rxe_create_qp_resp resp = {};
+	u32 qpn;
+	int err;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags || init->srq)
+		return -EOPNOTSUPP;
+	/* Kernel consumers are not served yet. */
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (udata->inlen || udata->outlen < sizeof(resp))
+		return -EINVAL;
+	err = sroce_qp_check_caps(init);
+	if (err)
+		return err;
+
+	qp->sdev = sdev;
+	qp->type = init->qp_type;
+	qp->is_user = true;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->pd = to_spd(ibqp->pd);
+	qp->scq = to_scq(init->send_cq);
+	qp->rcq = to_scq(init->recv_cq);
+	sroce_qp_init_state(qp);
+
+	qp->rd_res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->rd_res),
+			     GFP_KERNEL);
+	if (!qp->rd_res)
+		return -ENOMEM;
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	if (err)
+		goto err_free_res;
+	err = sroce_qp_init_sq(qp, init, udata, &resp.sq_mi);
+	if (err)
+		goto err_dst_cache;
+	err = sroce_qp_init_rq(qp, init, udata, &resp.rq_mi);
+	if (err)
+		goto err_free_sq;
+
+	err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
+			      XA_LIMIT(SROCE_FIRST_QPN, SROCE_QPN_MASK - 1),
+			      &sdev->qp_next, GFP_KERNEL);
+	if (err < 0)
+		goto err_free_rq;
+	qp->ibqp.qp_num = qpn;
+	qp->src_port = SROCE_SPORT_BASE | (hash_32(qpn, 16) & SROCE_SPORT_MASK);
+
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_erase;
+	return 0;
+
+err_erase:
+	xa_erase(&sdev->qps, qpn);
+err_free_rq:
+	sroce_queue_free(&qp->rq);
+err_free_sq:
+	vfree(qp->swqe);
+	sroce_queue_free(&qp->sq);
+err_dst_cache:
+	dst_cache_destroy(&qp->dst_cache);
+err_free_res:
+	kfree(qp->rd_res);
+	return err;
+}
+
+static int sroce_qp_set_path(struct sroce_qp *qp, struct ib_qp_attr *attr,
+			     int mask)
+{
+	struct sroce_av av = {};
+	int err;
+
+	if (mask & IB_QP_AV) {
+		err = sroce_av_from_attr(&av, &attr->ah_attr);
+		if (err)
+			return err;
+		sroce_av_release(&qp->av);
+		qp->av = av;
+		dst_cache_reset(&qp->dst_cache);
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		int port_mtu = ib_mtu_enum_to_int(sroce_active_mtu(qp->sdev));
+		int mtu = ib_mtu_enum_to_int(attr->path_mtu);
+
+		if (mtu <= 0)
+			return -EINVAL;
+		qp->mtu = min(mtu, port_mtu);
+	}
+	return 0;
+}
+
+static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
+			       int mask)
+{
+	if (mask & SROCE_QP_ATTR_UNSUPPORTED)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_QPN_MASK)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	return 0;
+}
+
+static void sroce_qp_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
+				int mask)
+{
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = max_t(u8, attr->max_rd_atomic, 1);
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = max_t(u8, attr->max_dest_rd_atomic, 1);
+	if (mask & IB_QP_RQ_PSN)
+		qp->epsn = attr->rq_psn & SROCE_PSN_MASK;
+	if (mask & IB_QP_SQ_PSN) {
+		qp->req_psn = attr->sq_psn & SROCE_PSN_MASK;
+		qp->una_psn = qp->req_psn;
+	}
+}
+
+/* Forget all transport state; librxe zeroes its ring indices on RESET. */
+static void sroce_qp_reset(struct sroce_qp *qp)
+{
+	u32 i;
+
+	for (i = 0; i <= qp->sq.mask; i++) {
+		if (qp->swqe[i].ah)
+			sroce_ah_put(qp->swqe[i].ah);
+		qp->swqe[i].ah = NULL;
+		qp->swqe[i].state = SROCE_SWQE_NEW;
+	}
+	qp->sq_tail = 0;
+	qp->sq_next = 0;
+	qp->sq_seen = 0;
+	qp->rd_atomic_out = 0;
+	qp->rnr_wait = false;
+	qp->sq_fatal = false;
+	qp->read_rewound = false;
+	qp->pkts_since_ackreq = 0;
+	sroce_queue_store_consumer(&qp->sq, 0);
+	qp->rq_tail = 0;
+	qp->rwqe_valid = false;
+	qp->recv_offset = 0;
+	qp->msn = 0;
+	qp->resp_fatal = false;
+	sroce_queue_store_consumer(&qp->rq, 0);
+	sroce_resp_release(qp);
+}
+
+/* Change the state with both halves of the transport stopped. */
+static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
+{
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	if (state == IB_QPS_RESET)
+		sroce_qp_reset(qp);
+	WRITE_ONCE(qp->state, state);
+	if (state == IB_QPS_RTS) {
+		qp->retries = qp->retry_cnt;
+		qp->rnr_retries = qp->rnr_retry;
+	}
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+
+	if (state == IB_QPS_ERR) {
+		sroce_qp_flush_sq(qp);
+		sroce_qp_flush_rq(qp);
+	} else if (state == IB_QPS_RTS) {
+		/* WQEs posted before RTS go out now (their doorbell failed). */
+		spin_lock_bh(&qp->sq_lock);
+		sroce_req_run(qp);
+		spin_unlock_bh(&qp->sq_lock);
+	}
+}
+
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state cur, next;
+	int err;
+
+	if (udata && udata->inlen)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->attr_lock);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	err = -EINVAL;
+	if (cur != qp->state && !(cur == IB_QPS_SQE && qp->state == IB_QPS_RTS))
+		goto out;
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+		goto out;
+	err = sroce_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+	err = sroce_qp_set_path(qp, attr, mask);
+	if (err)
+		goto out;
+
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	sroce_qp_apply_attr(qp, attr, mask);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+
+	if (mask & IB_QP_STATE)
+		sroce_qp_set_state(qp, next);
+out:
+	mutex_unlock(&qp->attr_lock);
+	return err;
+}
+
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	mutex_lock(&qp->attr_lock);
+	attr->qp_state = READ_ONCE(qp->state);
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mtu = ib_mtu_int_to_enum(qp->mtu);
+	attr->qkey = qp->qkey;
+	attr->rq_psn = qp->epsn;
+	attr->sq_psn = qp->req_psn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->qp_access_flags = qp->access_flags;
+	attr->port_num = 1;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->sq_draining = attr->qp_state == IB_QPS_SQD &&
+			    qp->sq_tail != qp->sq_next;
+	if (qp->av.sgid_attr) {
+		struct rdma_ah_attr *ah = &attr->ah_attr;
+
+		ah->type = RDMA_AH_ATTR_TYPE_ROCE;
+		rdma_ah_set_port_num(ah, 1);
+		rdma_ah_set_grh(ah, NULL, qp->av.flow_label,
+				qp->av.sgid_attr->index, qp->av.hop_limit,
+				qp->av.tclass);
+		memcpy(ah->grh.dgid.raw, &qp->av.daddr, sizeof(qp->av.daddr));
+	}
+	attr->cap.max_send_wr = qp->sq.mask;
+	attr->cap.max_recv_wr = qp->rq.mask;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_recv_sge = qp->max_recv_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	init->cap = attr->cap;
+	init->qp_type = qp->type;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->send_cq = qp->ibqp.send_cq;
+	init->recv_cq = qp->ibqp.recv_cq;
+	mutex_unlock(&qp->attr_lock);
+	return 0;
+}
+
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_dev *sdev = qp->sdev;
+
+	mutex_lock(&qp->attr_lock);
+	/* Stop both halves; no completions are wanted any more. */
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	WRITE_ONCE(qp->state, IB_QPS_RESET);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+	mutex_unlock(&qp->attr_lock);
+
+	xa_erase(&sdev->qps, qp->ibqp.qp_num);
+	sroce_qp_put(qp);
+	wait_for_completion(&qp->released);
+
+	/* Timers and work check the state, so they do not re-arm now. */
+	del_timer_sync(&qp->retrans_timer);
+	del_timer_sync(&qp->rnr_timer);
+	cancel_work_sync(&qp->resp_work);
+	cancel_work_sync(&qp->req_work);
+
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	sroce_qp_reset(qp);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+
+	sroce_queue_free(&qp->rq);
+	sroce_queue_free(&qp->sq);
+	vfree(qp->swqe);
+	kfree(qp->rd_res);
+	dst_cache_destroy(&qp->dst_cache);
+	sroce_av_release(&qp->av);
+	mutex_destroy(&qp->attr_lock);
+	return 0;
+}
+
+/**
+ * sroce_qp_error() - move a QP to the error state from the data path
+ * @qp: the QP
+ *
+ * Context: any, no QP lock held.
+ */
+void sroce_qp_error(struct sroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+	enum ib_qp_state old;
+
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	old = qp->state;
+	if (old != IB_QPS_RESET && old != IB_QPS_ERR)
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+	if (old == IB_QPS_RESET || old == IB_QPS_ERR)
+		return;
+
+	sroce_qp_flush_sq(qp);
+	sroce_qp_flush_rq(qp);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+static void sroce_flush_cqe(struct sroce_qp *qp, struct sroce_cq *cq,
+			    u64 wr_id)
+{
+	struct ib_uverbs_wc wc = {
+		.wr_id = wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	sroce_cq_post(cq, &wc, true);
+}
+
+/**
+ * sroce_qp_flush_sq() - complete every WQE of an errored QP's send queue
+ * @qp: the QP, in the error state
+ */
+void sroce_qp_flush_sq(struct sroce_qp *qp)
+{
+	u32 prod;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->state != IB_QPS_ERR)
+		goto out;
+	del_timer(&qp->retrans_timer);
+	del_timer(&qp->rnr_timer);
+	/* Finished WQEs complete with their own status first. */
+	sroce_comp_retire(qp);
+	prod = sroce_queue_load_producer(&qp->sq);
+	while (qp->sq_tail != prod) {
+		struct rxe_send_wqe *uwqe = sroce_queue_slot(&qp->sq,
+							     qp->sq_tail);
+		struct sroce_swqe *wqe = &qp->swqe[qp->sq_tail];
+
+		sroce_flush_cqe(qp, qp->scq, READ_ONCE(uwqe->wr.wr_id));
+		if (wqe->ah)
+			sroce_ah_put(wqe->ah);
+		wqe->ah = NULL;
+		wqe->state = SROCE_SWQE_NEW;
+		qp->sq_tail = sroce_queue_next(&qp->sq, qp->sq_tail);
+	}
+	qp->sq_next = qp->sq_tail;
+	qp->sq_seen = qp->sq_tail;
+	qp->rd_atomic_out = 0;
+	sroce_queue_store_consumer(&qp->sq, qp->sq_tail);
+out:
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+/**
+ * sroce_qp_flush_rq() - complete every receive WQE of an errored QP
+ * @qp: the QP, in the error state
+ */
+void sroce_qp_flush_rq(struct sroce_qp *qp)
+{
+	u32 prod;
+
+	spin_lock_bh(&qp->rq_lock);
+	if (qp->state != IB_QPS_ERR)
+		goto out;
+	if (qp->rwqe_valid) {
+		sroce_flush_cqe(qp, qp->rcq, qp->rwqe.wr_id);
+		qp->rwqe_valid = false;
+	}
+	prod = sroce_queue_load_producer(&qp->rq);
+	while (qp->rq_tail != prod) {
+		struct rxe_recv_wqe *uwqe = sroce_queue_slot(&qp->rq,
+							     qp->rq_tail);
+
+		sroce_flush_cqe(qp, qp->rcq, READ_ONCE(uwqe->wr_id));
+		qp->rq_tail = sroce_queue_next(&qp->rq, qp->rq_tail);
+		sroce_queue_store_consumer(&qp->rq, qp->rq_tail);
+	}
+	sroce_resp_release(qp);
+out:
+	spin_unlock_bh(&qp->rq_lock);
+}
+
+/**
+ * sroce_qp_fetch_rwqe() - take the next receive WQE
+ * @qp: the QP; rq_lock held
+ * @rwqe: where to copy the validated WQE
+ *
+ * The WQE is copied out of the ring before it is checked, so the process
+ * cannot change it afterwards; the slot is released at once.
+ *
+ * Return: 0, -EAGAIN when the ring is empty, or -EINVAL for a malformed WQE.
+ */
+int sroce_qp_fetch_rwqe(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
+{
+	const struct rxe_recv_wqe *uwqe;
+	u32 i, num_sge;
+	u64 length = 0;
+
+	lockdep_assert_held(&qp->rq_lock);
+	if (qp->rq_tail == sroce_queue_load_producer(&qp->rq))
+		return -EAGAIN;
+
+	uwqe = sroce_queue_slot(&qp->rq, qp->rq_tail);
+	rwqe->wr_id = READ_ONCE(uwqe->wr_id);
+	num_sge = READ_ONCE(uwqe->dma.num_sge);
+	if (num_sge > qp->max_recv_sge) {
+		rwqe->num_sge = 0;
+		rwqe->length = 0;
+		qp->rq_tail = sroce_queue_next(&qp->rq, qp->rq_tail);
+		sroce_queue_store_consumer(&qp->rq, qp->rq_tail);
+		return -EINVAL;
+	}
+	memcpy(rwqe->sge, uwqe->dma.sge, num_sge * sizeof(struct ib_sge));
+	for (i = 0; i < num_sge; i++)
+		length += rwqe->sge[i].length;
+	rwqe->num_sge = num_sge;
+	rwqe->length = min_t(u64, length, SROCE_MAX_MSG_SIZE);
+
+	qp->rq_tail = sroce_queue_next(&qp->rq, qp->rq_tail);
+	sroce_queue_store_consumer(&qp->rq, qp->rq_tail);
+	return 0;
+}
+
+/**
+ * sroce_post_send() - the send doorbell
+ * @ibqp: the QP
+ * @wr: NULL for user QPs: their WQEs are already in the ring
+ * @bad_wr: unused for user QPs
+ *
+ * Context: process context.
+ * Return: 0, or -EINVAL before the QP can send (the WQEs stay in the ring
+ * and go out once it can).
+ */
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (wr || !qp->is_user) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+
+	switch (state) {
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+	case IB_QPS_SQE:
+		spin_lock_bh(&qp->sq_lock);
+		sroce_req_run(qp);
+		spin_unlock_bh(&qp->sq_lock);
+		return 0;
+	case IB_QPS_ERR:
+		/* Without a receive doorbell, this is where late WQEs flush. */
+		sroce_qp_flush_sq(qp);
+		sroce_qp_flush_rq(qp);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The requester: turns send WQEs into request packets.
+ *
+ * It runs where work arrives: in the doorbell's system call, and in the
+ * softirq of an ACK that opens the window. It stops at the end of the ring,
+ * when the window of unacknowledged packets is full, when the READ/atomic
+ * limit is reached, when a fence or local operation must wait, and after a
+ * budget of packets (a work item then carries on).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include "objects.h"
+#include "stats.h"
+
+/* Unacknowledged request PSNs an RC QP may have outstanding. */
+#define SROCE_REQ_WINDOW	512
+/* An RC request asks for an ACK at least this often, besides message ends. */
+#define SROCE_ACKREQ_INTERVAL	64
+/* Packets one call sends before leaving the rest to the work item. */
+#define SROCE_REQ_BUDGET	256
+
+/* User opcodes (IB_UVERBS_WR_*) each QP type accepts from the ring. */
+#define WR(op)			BIT(IB_UVERBS_WR_##op)
+#define SROCE_RC_WR_OPS		(WR(RDMA_WRITE) | WR(RDMA_WRITE_WITH_IMM) | \
+				 WR(SEND) | WR(SEND_WITH_IMM) |		\
+				 WR(RDMA_READ) | WR(ATOMIC_CMP_AND_SWP) |	\
+				 WR(ATOMIC_FETCH_AND_ADD) | WR(LOCAL_INV) |	\
+				 WR(SEND_WITH_INV))
+#define SROCE_UC_WR_OPS		(WR(RDMA_WRITE) | WR(RDMA_WRITE_WITH_IMM) | \
+				 WR(SEND) | WR(SEND_WITH_IMM) |		\
+				 WR(SEND_WITH_INV) | WR(LOCAL_INV))
+#define SROCE_UD_WR_OPS		(WR(SEND) | WR(SEND_WITH_IMM))
+#define SROCE_INLINE_WR_OPS	(WR(RDMA_WRITE) | WR(RDMA_WRITE_WITH_IMM) | \
+				 WR(SEND) | WR(SEND_WITH_IMM) |		\
+				 WR(SEND_WITH_INV))
+
+static u32 sroce_wr_ops(enum ib_qp_type type)
+{
+	switch (type) {
+	case IB_QPT_RC:
+		return SROCE_RC_WR_OPS;
+	case IB_QPT_UC:
+		return SROCE_UC_WR_OPS;
+	case IB_QPT_UD:
+		return SROCE_UD_WR_OPS;
+	default:
+		return 0;
+	}
+}
+
+static bool sroce_wr_is_rd_atomic(u32 opcode)
+{
+	return opcode == IB_UVERBS_WR_RDMA_READ ||
+	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool sroce_wr_is_atomic(u32 opcode)
+{
+	return opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Copy the gather list or inline data of a WQE out of the ring and check it. */
+static enum ib_wc_status sroce_req_copy_data(struct sroce_qp *qp,
+					     const struct rxe_send_wqe *uwqe,
+					     struct sroce_swqe *wqe)
+{
+	u32 opcode = wqe->wr.opcode;
+	u64 length = 0;
+	u32 i, num_sge;
+
+	wqe->inline_data = wqe->wr.send_flags & IB_SEND_INLINE;
+	if (wqe->inline_data) {
+		if (!(BIT(opcode) & SROCE_INLINE_WR_OPS))
+			return IB_WC_LOC_QP_OP_ERR;
+		length = READ_ONCE(uwqe->dma.length);
+		if (length > qp->max_inline)
+			return IB_WC_LOC_LEN_ERR;
+		memcpy(wqe->inline_buf, uwqe->dma.inline_data, length);
+		wqe->num_sge = 0;
+		wqe->length = length;
+		return IB_WC_SUCCESS;
+	}
+
+	num_sge = READ_ONCE(uwqe->dma.num_sge);
+	if (num_sge > qp->max_send_sge)
+		return IB_WC_LOC_LEN_ERR;
+	memcpy(wqe->sge, uwqe->dma.sge, num_sge * sizeof(struct ib_sge));
+	for (i = 0; i < num_sge; i++)
+		length += wqe->sge[i].length;
+	if (length > SROCE_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	wqe->num_sge = num_sge;
+	wqe->length = length;
+	return IB_WC_SUCCESS;
+}
+
+static enum ib_wc_status sroce_req_check(struct sroce_qp *qp,
+					 struct sroce_swqe *wqe)
+{
+	u32 opcode = wqe->wr.opcode;
+
+	if (sroce_wr_is_atomic(opcode)) {
+		if (wqe->length < sizeof(u64) ||
+		    (wqe->wr.wr.atomic.remote_addr & (sizeof(u64) - 1)))
+			return IB_WC_LOC_QP_OP_ERR;
+		wqe->length = sizeof(u64);
+	}
+	if (qp->type == IB_QPT_UD) {
+		wqe->ah = sroce_ah_get(qp->sdev, wqe->wr.wr.ud.ah_num);
+		if (!wqe->ah || wqe->ah->ibah.pd != qp->ibqp.pd)
+			return IB_WC_LOC_QP_OP_ERR;
+	}
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * Copy WQE @idx out of the ring and validate it. The slot belongs to the
+ * kernel until retired, but the process can still write it: nothing is
+ * read from the ring again.
+ */
+static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
+{
+	const struct rxe_send_wqe *uwqe = sroce_queue_slot(&qp->sq, idx);
+	struct sroce_swqe *wqe = &qp->swqe[idx];
+	enum ib_wc_status status;
+
+	memcpy(&wqe->wr, &uwqe->wr, sizeof(wqe->wr));
+	wqe->state = SROCE_SWQE_NEW;
+	wqe->sent = 0;
+	wqe->ah = NULL;
+	wqe->length = 0;
+
+	if (wqe->wr.opcode >= 32 ||
+	    !(BIT(wqe->wr.opcode) & sroce_wr_ops(qp->type))) {
+		status = IB_WC_LOC_QP_OP_ERR;
+		goto bad;
+	}
+	status = sroce_req_copy_data(qp, uwqe, wqe);
+	if (status == IB_WC_SUCCESS)
+		status = sroce_req_check(qp, wqe);
+	if (status == IB_WC_SUCCESS) {
+		wqe->status = IB_WC_SUCCESS;
+		return;
+	}
+bad:
+	pr_warn_ratelimited("QP %u: invalid send WQE (opcode %u): status %d\n",
+			    qp->ibqp.qp_num, wqe->wr.opcode, status);
+	wqe->status = status;
+	wqe->state = SROCE_SWQE_DONE;
+}
+
+/* Copy @len bytes of the message from offset @offset to @dst. */
+static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
+					  const struct sroce_swqe *wqe,
+					  u8 *dst, u32 offset, u32 len)
+{
+	u32 i;
+
+	if (wqe->inline_data) {
+		memcpy(dst, wqe->inline_buf + offset, len);
+		return IB_WC_SUCCESS;
+	}
+	for (i = 0; i < wqe->num_sge && len; i++) {
+		const struct ib_sge *sge = &wqe->sge[i];
+		struct sroce_mr *mr;
+		u32 n;
+
+		if (offset >= sge->length) {
+			offset -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - offset);
+		mr = sroce_mr_get(qp->sdev, sge->lkey, qp->ibqp.pd, 0,
+				  sge->addr + offset, n, false);
+		if (!mr)
+			return IB_WC_LOC_PROT_ERR;
+		sroce_mr_copy_from(mr, sge->addr + offset, dst, n);
+		sroce_mr_put(mr);
+		dst += n;
+		len -= n;
+		offset = 0;
+	}
+	return IB_WC_SUCCESS;
+}
+
+/* The opcode of the packet at byte @sent of a SEND or WRITE of @len bytes. */
+static u8 sroce_req_opcode(struct sroce_qp *qp, const struct sroce_swqe *wqe,
+			   bool first, bool last)
+{
+	u8 t = qp->type == IB_QPT_UC ? SROCE_OP_UC : SROCE_OP_RC;
+
+	switch (wqe->wr.opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+		if (first && last)
+			return t | SROCE_OP_WRITE_ONLY;
+		return t | (first ? SROCE_OP_WRITE_FIRST :
+			    last ? SROCE_OP_WRITE_LAST : SROCE_OP_WRITE_MIDDLE);
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		if (first && last)
+			return t | SROCE_OP_WRITE_ONLY_IMM;
+		return t | (first ? SROCE_OP_WRITE_FIRST :
+			    last ? SROCE_OP_WRITE_LAST_IMM :
+				   SROCE_OP_WRITE_MIDDLE);
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		if (qp->type == IB_QPT_UD)
+			return SROCE_OP_UD | SROCE_OP_SEND_ONLY_IMM;
+		if (first && last)
+			return t | SROCE_OP_SEND_ONLY_IMM;
+		return t | (first ? SROCE_OP_SEND_FIRST :
+			    last ? SROCE_OP_SEND_LAST_IMM : SROCE_OP_SEND_MIDDLE);
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		if (first && last)
+			return t | SROCE_OP_SEND_ONLY_INV;
+		return t | (first ? SROCE_OP_SEND_FIRST :
+			    last ? SROCE_OP_SEND_LAST_INV : SROCE_OP_SEND_MIDDLE);
+	default:
+		if (qp->type == IB_QPT_UD)
+			return SROCE_OP_UD | SROCE_OP_SEND_ONLY;
+		if (first && last)
+			return t | SROCE_OP_SEND_ONLY;
+		return t | (first ? SROCE_OP_SEND_FIRST :
+			    last ? SROCE_OP_SEND_LAST : SROCE_OP_SEND_MIDDLE);
+	}
+}
+
+static const struct sroce_av *sroce_req_av(struct sroce_qp *qp,
+					   const struct sroce_swqe *wqe,
+					   u32 *dqpn)
+{
+	if (qp->type == IB_QPT_UD) {
+		*dqpn = wqe->wr.wr.ud.remote_qpn;
+		return &wqe->ah->av;
+	}
+	*dqpn = qp->dest_qpn;
+	return &qp->av;
+}
+
+static void sroce_req_fill_ext(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			       const struct sroce_swqe *wqe)
+{
+	const struct sroce_opcode_info *info = pkt->info;
+
+	if (info->hdrs & BIT(SROCE_HDR_RETH))
+		sroce_reth_pack(sroce_pkt_hdr(pkt, SROCE_HDR_RETH),
+				wqe->wr.wr.rdma.remote_addr, wqe->wr.wr.rdma.rkey,
+				wqe->length);
+	if (info->hdrs & BIT(SROCE_HDR_IMMDT)) {
+		struct sroce_immdt *imm = sroce_pkt_hdr(pkt, SROCE_HDR_IMMDT);
+
+		imm->imm = (__force __be32)wqe->wr.ex.imm_data;
+	}
+	if (info->hdrs & BIT(SROCE_HDR_IETH)) {
+		struct sroce_ieth *ieth = sroce_pkt_hdr(pkt, SROCE_HDR_IETH);
+
+		ieth->rkey = cpu_to_be32(wqe->wr.ex.invalidate_rkey);
+	}
+	if (info->hdrs & BIT(SROCE_HDR_DETH)) {
+		u32 qkey = wqe->wr.wr.ud.remote_qkey;
+
+		/* A Q_Key with the high bit set means "use the QP's". */
+		if (qkey & BIT(31))
+			qkey = qp->qkey;
+		sroce_deth_pack(sroce_pkt_hdr(pkt, SROCE_HDR_DETH), qkey,
+				qp->ibqp.qp_num);
+	}
+}
+
+static u32 sroce_req_mtu(struct sroce_qp *qp)
+{
+	if (qp->type == IB_QPT_UD)
+		return ib_mtu_enum_to_int(sroce_active_mtu(qp->sdev));
+	return qp->mtu;
+}
+
+/* Send the next packet of a SEND or WRITE. */
+static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
+					     struct sroce_swqe *wqe)
+{
+	u32 mtu = sroce_req_mtu(qp);
+	u32 left = wqe->length - wqe->sent;
+	u32 payload = min(left, mtu);
+	bool first = wqe->sent == 0, last = left <= mtu;
+	enum ib_wc_status status;
+	const struct sroce_av *av;
+	struct sroce_pkt pkt;
+	u32 dqpn;
+	u8 *data;
+
+	data = sroce_pkt_alloc(qp, &pkt, sroce_req_opcode(qp, wqe, first, last),
+			       payload);
+	if (!data) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+		return IB_WC_GENERAL_ERR;
+	}
+	status = sroce_req_gather(qp, wqe, data, wqe->sent, payload);
+	if (status != IB_WC_SUCCESS) {
+		sroce_pkt_free(&pkt);
+		return status;
+	}
+	sroce_req_fill_ext(qp, &pkt, wqe);
+
+	pkt.bth.psn = qp->type == IB_QPT_UD ? qp->req_psn :
+		      sroce_psn_add(wqe->first_psn, wqe->sent / mtu);
+	pkt.bth.se = last && (wqe->wr.send_flags & IB_SEND_SOLICITED);
+	if (qp->type == IB_QPT_RC &&
+	    (last || ++qp->pkts_since_ackreq >= SROCE_ACKREQ_INTERVAL)) {
+		pkt.bth.ackreq = true;
+		qp->pkts_since_ackreq = 0;
+	}
+	av = sroce_req_av(qp, wqe, &dqpn);
+	sroce_pkt_send(qp, av, &pkt, dqpn);
+
+	wqe->sent += payload;
+	qp->req_psn = sroce_psn_add(pkt.bth.psn, 1);
+	return IB_WC_SUCCESS;
+}
+
+/* Send a READ request for the part of the message not yet received. */
+static enum ib_wc_status sroce_req_send_read(struct sroce_qp *qp,
+					     struct sroce_swqe *wqe)
+{
+	u32 left = wqe->length - wqe->sent;
+	u32 npkts = max(1U, DIV_ROUND_UP(left, qp->mtu));
+	struct sroce_pkt pkt;
+
+	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_READ_REQ, 0)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+		return IB_WC_GENERAL_ERR;
+	}
+	sroce_reth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_RETH),
+			wqe->wr.wr.rdma.remote_addr + wqe->sent,
+			wqe->wr.wr.rdma.rkey, left);
+	pkt.bth.psn = sroce_psn_add(wqe->first_psn, wqe->sent / qp->mtu);
+	pkt.bth.ackreq = true;
+	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+	qp->req_psn = sroce_psn_add(pkt.bth.psn, npkts);
+	return IB_WC_SUCCESS;
+}
+
+static enum ib_wc_status sroce_req_send_atomic(struct sroce_qp *qp,
+					       struct sroce_swqe *wqe)
+{
+	bool cas = wqe->wr.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+	struct sroce_pkt pkt;
+
+	if (!sroce_pkt_alloc(qp, &pkt, cas ? SROCE_OP_CMP_SWAP :
+					     SROCE_OP_FETCH_ADD, 0)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+		return IB_WC_GENERAL_ERR;
+	}
+	sroce_atmeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_ATMETH),
+			  wqe->wr.wr.atomic.remote_addr,
+			  wqe->wr.wr.atomic.rkey,
+			  cas ? wqe->wr.wr.atomic.swap :
+				wqe->wr.wr.atomic.compare_add,
+			  cas ? wqe->wr.wr.atomic.compare_add : 0);
+	pkt.bth.psn = wqe->first_psn;
+	pkt.bth.ackreq = true;
+	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+	qp->req_psn = sroce_psn_add(wqe->first_psn, 1);
+	return IB_WC_SUCCESS;
+}
+
+/* PSNs a WQE takes: one per packet (a READ: one per response packet). */
+static u32 sroce_req_npsn(struct sroce_qp *qp, const struct sroce_swqe *wqe)
+{
+	u32 mtu = sroce_req_mtu(qp);
+
+	if (sroce_wr_is_atomic(wqe->wr.opcode))
+		return 1;
+	return max(1U, DIV_ROUND_UP(wqe->length, mtu));
+}
+
+/* Local operations complete once everything before them has. */
+static bool sroce_req_local_op(struct sroce_qp *qp, struct sroce_swqe *wqe,
+			       u32 idx)
+{
+	if (idx != qp->sq_tail)
+		return false;
+	if (sroce_mr_invalidate(qp->sdev, wqe->wr.ex.invalidate_rkey,
+				qp->ibqp.pd))
+		wqe->status = IB_WC_LOC_PROT_ERR;
+	wqe->state = SROCE_SWQE_DONE;
+	return true;
+}
+
+/* May WQE @idx start now? */
+static bool sroce_req_may_start(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+		return false;
+	if ((wqe->wr.send_flags & IB_SEND_FENCE) && qp->rd_atomic_out)
+		return false;
+	if (sroce_wr_is_rd_atomic(wqe->wr.opcode) &&
+	    qp->rd_atomic_out >= qp->max_rd_atomic)
+		return false;
+	return true;
+}
+
+static bool sroce_req_window_full(struct sroce_qp *qp)
+{
+	return qp->type == IB_QPT_RC &&
+	       sroce_psn_diff(qp->req_psn, qp->una_psn) >= SROCE_REQ_WINDOW;
+}
+
+static enum ib_wc_status sroce_req_step(struct sroce_qp *qp,
+					struct sroce_swqe *wqe)
+{
+	switch (wqe->wr.opcode) {
+	case IB_UVERBS_WR_RDMA_READ:
+		return sroce_req_send_read(qp, wqe);
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return sroce_req_send_atomic(qp, wqe);
+	default:
+		return sroce_req_send_data(qp, wqe);
+	}
+}
+
+/* After a WQE's last request packet went out. */
+static void sroce_req_sent_all(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	if (qp->type != IB_QPT_RC) {
+		/* Nothing will acknowledge it: it is complete. */
+		wqe->state = SROCE_SWQE_DONE;
+		return;
+	}
+	wqe->state = SROCE_SWQE_PENDING;
+	if (sroce_wr_is_rd_atomic(wqe->wr.opcode))
+		qp->rd_atomic_out++;
+}
+
+static bool sroce_req_all_sent(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	return sroce_wr_is_rd_atomic(wqe->wr.opcode) ||
+	       wqe->sent >= wqe->length;
+}
+
+/* A UD message longer than the MTU is dropped and reported sent (C10-93.1.1). */
+static bool sroce_req_ud_too_long(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	return qp->type == IB_QPT_UD && wqe->length > sroce_req_mtu(qp);
+}
+
+/**
+ * sroce_req_run() - send what the send queue holds, as far as allowed
+ * @qp: the QP; sq_lock held
+ */
+void sroce_req_run(struct sroce_qp *qp)
+{
+	unsigned int budget = SROCE_REQ_BUDGET;
+	bool error = false;
+	u32 prod;
+
+	lockdep_assert_held(&qp->sq_lock);
+	prod = sroce_queue_load_producer(&qp->sq);
+
+	while (qp->sq_next != prod && !qp->rnr_wait && !qp->sq_fatal) {
+		u32 idx = qp->sq_next;
+		struct sroce_swqe *wqe = &qp->swqe[idx];
+		enum ib_wc_status status;
+
+		if (idx == qp->sq_seen) {
+			sroce_req_fetch(qp, idx);
+			qp->sq_seen = sroce_queue_next(&qp->sq, idx);
+		}
+		if (wqe->state == SROCE_SWQE_DONE) {
+			/* Rejected by validation. */
+			error = true;
+			qp->sq_next = sroce_queue_next(&qp->sq, idx);
+			break;
+		}
+		if (wqe->state == SROCE_SWQE_NEW) {
+			if (!sroce_req_may_start(qp, wqe))
+				break;
+			if (wqe->wr.opcode == IB_UVERBS_WR_LOCAL_INV) {
+				if (!sroce_req_local_op(qp, wqe, idx))
+					break;
+				qp->sq_next = sroce_queue_next(&qp->sq, idx);
+				error = wqe->status != IB_WC_SUCCESS;
+				if (error)
+					break;
+				continue;
+			}
+			if (sroce_req_ud_too_long(qp, wqe)) {
+				sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UD_TOO_LONG);
+				wqe->state = SROCE_SWQE_DONE;
+				qp->sq_next = sroce_queue_next(&qp->sq, idx);
+				continue;
+			}
+			wqe->first_psn = qp->req_psn;
+			wqe->last_psn = sroce_psn_add(qp->req_psn,
+						      sroce_req_npsn(qp, wqe) - 1);
+			wqe->sent = 0;
+			wqe->state = SROCE_SWQE_SENDING;
+		}
+		if (sroce_req_window_full(qp))
+			break;
+		if (!budget) {
+			queue_work(system_unbound_wq, &qp->req_work);
+			break;
+		}
+		budget--;
+
+		status = sroce_req_step(qp, wqe);
+		if (status == IB_WC_GENERAL_ERR) {
+			/* Out of memory: try again from the work item. */
+			queue_work(system_unbound_wq, &qp->req_work);
+			break;
+		}
+		if (status != IB_WC_SUCCESS) {
+			wqe->status = status;
+			wqe->state = SROCE_SWQE_DONE;
+			qp->sq_next = sroce_queue_next(&qp->sq, idx);
+			error = true;
+			break;
+		}
+		if (sroce_req_all_sent(qp, wqe)) {
+			sroce_req_sent_all(qp, wqe);
+			qp->sq_next = sroce_queue_next(&qp->sq, idx);
+		}
+	}
+	if (qp->type == IB_QPT_RC)
+		sroce_comp_arm_retrans(qp);
+	if (error)
+		sroce_stat_inc(qp->sdev, SROCE_STAT_BAD_SEND_WQE);
+	sroce_comp_retire(qp);
+}
+
+/**
+ * sroce_req_work() - carry on sending from process context
+ * @work: the QP's req_work
+ *
+ * Also moves the QP to the error state after a failed WQE, which takes
+ * locks the data path cannot.
+ */
+void sroce_req_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, req_work);
+	bool fatal;
+
+	spin_lock_bh(&qp->sq_lock);
+	fatal = qp->sq_fatal;
+	if (!fatal && READ_ONCE(qp->state) == IB_QPS_RTS)
+		sroce_req_run(qp);
+	spin_unlock_bh(&qp->sq_lock);
+	if (fatal)
+		sroce_qp_error(qp);
+}

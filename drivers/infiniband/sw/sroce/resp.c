@@ -1,0 +1,785 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The responder: validates request packets, places their payload into
+ * registered memory with one copy, answers with ACKs, NAKs, READ responses
+ * and atomic ACKs, and completes receive WQEs.
+ *
+ * It runs in the receive softirq. Only READ responses beyond a budget are
+ * sent from a work item, with later requests held back until it is done so
+ * that responses leave in PSN order.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+
+#include "objects.h"
+#include "stats.h"
+
+/* READ response packets sent from softirq before deferring to the work. */
+#define SROCE_RESP_BUDGET	64
+/* Requests held back while READ responses are being sent. */
+#define SROCE_RESP_BACKLOG	4096
+/* The GRH image at the start of a UD receive buffer. */
+#define SROCE_GRH_LEN		40
+
+static void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
+{
+	struct sroce_pkt pkt;
+
+	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_ACK, 0)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+		return;
+	}
+	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH), syndrome, qp->msn);
+	pkt.bth.psn = psn;
+	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+}
+
+static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
+{
+	sroce_resp_send_ack(qp, psn,
+			    SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID);
+}
+
+/* Fail the QP from the responder: NAK the request, then error the QP. */
+static void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak)
+{
+	static const u8 stat[] = {
+		[SROCE_NAK_INVALID_REQ] = SROCE_STAT_INVALID_NAK_SENT,
+		[SROCE_NAK_REM_ACCESS] = SROCE_STAT_ACCESS_NAK_SENT,
+		[SROCE_NAK_REM_OP_ERR] = SROCE_STAT_INVALID_NAK_SENT,
+	};
+
+	if (qp->type == IB_QPT_RC) {
+		sroce_stat_inc(qp->sdev, stat[nak]);
+		sroce_resp_send_ack(qp, psn, SROCE_AETH_NAK | nak);
+	}
+	qp->resp_fatal = true;
+	queue_work(system_unbound_wq, &qp->resp_work);
+}
+
+static int sroce_resp_complete(struct sroce_qp *qp, struct ib_uverbs_wc *wc,
+			       bool solicited)
+{
+	wc->qp_num = qp->ibqp.qp_num;
+	wc->port_num = 1;
+	if (sroce_cq_post(qp->rcq, wc, solicited)) {
+		/* An overflowed receive CQ fails the QP (IBTA C11-?). */
+		qp->resp_fatal = true;
+		queue_work(system_unbound_wq, &qp->resp_work);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static void sroce_resp_complete_error(struct sroce_qp *qp,
+				      enum ib_wc_status status)
+{
+	struct ib_uverbs_wc wc = {
+		.wr_id = qp->rwqe.wr_id,
+		.status = status,
+	};
+
+	if (!qp->rwqe_valid)
+		return;
+	qp->rwqe_valid = false;
+	sroce_resp_complete(qp, &wc, true);
+}
+
+/* Release what a responder resource holds. */
+static void sroce_rd_res_clear(struct sroce_rd_res *res)
+{
+	if (res->mr)
+		sroce_mr_put(res->mr);
+	memset(res, 0, sizeof(*res));
+}
+
+/**
+ * sroce_resp_release() - drop the responder's references and progress
+ * @qp: the QP; rq_lock held
+ */
+void sroce_resp_release(struct sroce_qp *qp)
+{
+	u32 i;
+
+	if (qp->write_mr)
+		sroce_mr_put(qp->write_mr);
+	qp->write_mr = NULL;
+	for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++)
+		sroce_rd_res_clear(&qp->rd_res[i]);
+	qp->active_res = NULL;
+	qp->resp_busy = false;
+	qp->resp_in = 0;
+	qp->nak_sent = false;
+	qp->rd_res_head = 0;
+	skb_queue_purge(&qp->resp_backlog);
+}
+
+static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
+{
+	struct sroce_rd_res *res = &qp->rd_res[qp->rd_res_head];
+
+	qp->rd_res_head = (qp->rd_res_head + 1) % qp->max_dest_rd_atomic;
+	sroce_rd_res_clear(res);
+	return res;
+}
+
+static const void *sroce_resp_hdr(const struct sk_buff *skb,
+				  const struct sroce_opcode_info *info,
+				  enum sroce_hdr hdr)
+{
+	return skb->data + sizeof(struct udphdr) + info->offset[hdr];
+}
+
+static int sroce_resp_payload_off(const struct sroce_opcode_info *info)
+{
+	return sizeof(struct udphdr) + info->hdr_len;
+}
+
+/* Send READ responses until done or out of budget. Return: true when done. */
+static bool sroce_resp_read_continue(struct sroce_qp *qp,
+				     struct sroce_rd_res *res,
+				     unsigned int budget)
+{
+	while (budget--) {
+		bool first = res->resid == res->length;
+		bool last = res->resid <= qp->mtu;
+		u32 payload = min(res->resid, qp->mtu);
+		struct sroce_pkt pkt;
+		u8 opcode;
+		void *data;
+
+		opcode = first && last ? SROCE_OP_READ_RESP_ONLY :
+			 first ? SROCE_OP_READ_RESP_FIRST :
+			 last ? SROCE_OP_READ_RESP_LAST :
+				SROCE_OP_READ_RESP_MIDDLE;
+		data = sroce_pkt_alloc(qp, &pkt, opcode, payload);
+		if (!data) {
+			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+			return false;
+		}
+		if (payload)
+			sroce_mr_copy_from(res->mr, res->va, data, payload);
+		if (pkt.info->hdrs & BIT(SROCE_HDR_AETH))
+			sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH),
+					SROCE_AETH_ACK |
+					SROCE_AETH_CREDIT_INVALID, qp->msn);
+		pkt.bth.psn = res->next_psn;
+		sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+
+		res->va += payload;
+		res->resid -= payload;
+		res->next_psn = sroce_psn_add(res->next_psn, 1);
+		if (last) {
+			/* The data can go; the PSNs stay for duplicates. */
+			if (res->mr)
+				sroce_mr_put(res->mr);
+			res->mr = NULL;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Start sending READ responses; the rest goes to the work item. */
+static void sroce_resp_read_start(struct sroce_qp *qp, struct sroce_rd_res *res)
+{
+	if (sroce_resp_read_continue(qp, res, SROCE_RESP_BUDGET))
+		return;
+	qp->active_res = res;
+	qp->resp_busy = true;
+	queue_work(system_unbound_wq, &qp->resp_work);
+}
+
+static void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
+			    const struct sroce_opcode_info *info, u32 psn,
+			    bool duplicate)
+{
+	const struct sroce_reth *reth = sroce_resp_hdr(skb, info,
+						       SROCE_HDR_RETH);
+	u64 va = be64_to_cpu(reth->va);
+	u32 rkey = be32_to_cpu(reth->rkey);
+	u32 len = be32_to_cpu(reth->len);
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr = NULL;
+
+	if (!(qp->access_flags & IB_ACCESS_REMOTE_READ)) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+	if (len > SROCE_MAX_MSG_SIZE) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+	if (len) {
+		mr = sroce_mr_get(qp->sdev, rkey, qp->ibqp.pd,
+				  IB_ACCESS_REMOTE_READ, va, len, true);
+		if (!mr) {
+			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+			return;
+		}
+	}
+
+	res = sroce_resp_new_res(qp);
+	res->psn = psn;
+	res->mr = mr;
+	res->va = va;
+	res->resid = len;
+	res->length = len;
+	res->next_psn = psn;
+	res->last_psn = sroce_psn_add(psn,
+				      max(1U, DIV_ROUND_UP(len, qp->mtu)) - 1);
+	if (!duplicate) {
+		qp->epsn = sroce_psn_add(res->last_psn, 1);
+		qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+	}
+	sroce_resp_read_start(qp, res);
+}
+
+static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
+{
+	struct sroce_atmack *ack;
+	struct sroce_pkt pkt;
+
+	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_ATOMIC_ACK, 0)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+		return;
+	}
+	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH),
+			SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID, qp->msn);
+	ack = sroce_pkt_hdr(&pkt, SROCE_HDR_ATMACK);
+	ack->orig = cpu_to_be64(orig);
+	pkt.bth.psn = psn;
+	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+}
+
+static void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
+			      const struct sroce_bth *bth,
+			      const struct sroce_opcode_info *info, u32 psn)
+{
+	const struct sroce_atmeth *atm = sroce_resp_hdr(skb, info,
+							SROCE_HDR_ATMETH);
+	u64 va = be64_to_cpu(atm->va);
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+	u64 orig, *p;
+
+	if (!(qp->access_flags & IB_ACCESS_REMOTE_ATOMIC) ||
+	    (va & (sizeof(u64) - 1))) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+	mr = sroce_mr_get(qp->sdev, be32_to_cpu(atm->rkey), qp->ibqp.pd,
+			  IB_ACCESS_REMOTE_ATOMIC, va, sizeof(u64), true);
+	if (!mr) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+		return;
+	}
+	if ((va - mr->iova + mr->offset) & (sizeof(u64) - 1)) {
+		/* The region's mapping would split the target across pages. */
+		sroce_mr_put(mr);
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+
+	spin_lock(&qp->sdev->atomic_lock);
+	p = sroce_mr_atomic_map(mr, va);
+	orig = READ_ONCE(*p);
+	if (bth->opcode == SROCE_OP_CMP_SWAP) {
+		if (orig == be64_to_cpu(atm->cmp))
+			WRITE_ONCE(*p, be64_to_cpu(atm->swap_add));
+	} else {
+		WRITE_ONCE(*p, orig + be64_to_cpu(atm->swap_add));
+	}
+	sroce_mr_atomic_unmap(p);
+	spin_unlock(&qp->sdev->atomic_lock);
+	sroce_mr_put(mr);
+
+	/* Kept so that a duplicate request gets the same answer. */
+	res = sroce_resp_new_res(qp);
+	res->psn = psn;
+	res->last_psn = psn;
+	res->is_atomic = true;
+	res->atomic_orig = orig;
+
+	qp->epsn = sroce_psn_add(psn, 1);
+	qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+	sroce_resp_atomic_ack(qp, psn, orig);
+}
+
+static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
+				 const struct sroce_bth *bth,
+				 const struct sroce_opcode_info *info, u32 psn)
+{
+	u32 i;
+
+	sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUPLICATE);
+	if (info->flags & SROCE_OPF_READ) {
+		/* Reading again is harmless; the rkey is checked again. */
+		sroce_resp_read(qp, skb, info, psn, true);
+		return;
+	}
+	if (info->flags & SROCE_OPF_ATOMIC) {
+		for (i = 0; i < qp->max_dest_rd_atomic; i++) {
+			struct sroce_rd_res *res = &qp->rd_res[i];
+
+			if (res->is_atomic && res->psn == psn) {
+				sroce_resp_atomic_ack(qp, psn,
+						      res->atomic_orig);
+				return;
+			}
+		}
+		/* Too old to answer: the requester will time out. */
+		return;
+	}
+	if (sroce_bth_ackreq(bth) || (info->flags & (SROCE_OPF_LAST |
+						     SROCE_OPF_ONLY)))
+		sroce_resp_ack(qp, sroce_psn_add(qp->epsn, -1));
+}
+
+/* Is the opcode a valid continuation of the message in progress? */
+static bool sroce_resp_opcode_ok(struct sroce_qp *qp,
+				 const struct sroce_opcode_info *info)
+{
+	u32 kind = info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE);
+
+	if (info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY))
+		return !qp->resp_in;
+	if (info->flags & (SROCE_OPF_MIDDLE | SROCE_OPF_LAST))
+		return qp->resp_in == kind;
+	return !qp->resp_in;
+}
+
+/* Is the payload size right for the packet's place in its message? */
+static bool sroce_resp_size_ok(struct sroce_qp *qp,
+			       const struct sroce_opcode_info *info,
+			       u32 payload)
+{
+	if (info->flags & (SROCE_OPF_FIRST | SROCE_OPF_MIDDLE))
+		return payload == qp->mtu;
+	return payload <= qp->mtu;
+}
+
+static int sroce_resp_take_rwqe(struct sroce_qp *qp, u32 psn)
+{
+	int err;
+
+	if (qp->rwqe_valid)
+		return 0;
+	err = sroce_qp_fetch_rwqe(qp, &qp->rwqe);
+	if (err == -EAGAIN) {
+		if (qp->type == IB_QPT_RC) {
+			sroce_stat_inc(qp->sdev, SROCE_STAT_RNR_NAK_SENT);
+			sroce_resp_send_ack(qp, psn, SROCE_AETH_RNR_NAK |
+					    qp->min_rnr_timer);
+		} else {
+			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+		}
+		return err;
+	}
+	if (err) {
+		qp->rwqe_valid = true;
+		sroce_resp_complete_error(qp, IB_WC_LOC_QP_OP_ERR);
+		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_OP_ERR);
+		return err;
+	}
+	qp->rwqe_valid = true;
+	qp->recv_offset = 0;
+	return 0;
+}
+
+/* Finish the message of a SEND's last packet or a WRITE with immediate. */
+static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
+				 const struct sroce_bth *bth,
+				 const struct sroce_opcode_info *info, u32 psn,
+				 u32 byte_len, u32 opcode)
+{
+	struct ib_uverbs_wc wc = {
+		.wr_id = qp->rwqe.wr_id,
+		.opcode = opcode,
+		.byte_len = byte_len,
+	};
+
+	if (info->hdrs & BIT(SROCE_HDR_IMMDT)) {
+		const struct sroce_immdt *imm =
+			sroce_resp_hdr(skb, info, SROCE_HDR_IMMDT);
+
+		wc.ex.imm_data = (__force __u32)imm->imm;
+		wc.wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (info->hdrs & BIT(SROCE_HDR_IETH)) {
+		const struct sroce_ieth *ieth =
+			sroce_resp_hdr(skb, info, SROCE_HDR_IETH);
+		u32 rkey = be32_to_cpu(ieth->rkey);
+
+		if (sroce_mr_invalidate(qp->sdev, rkey, qp->ibqp.pd)) {
+			sroce_resp_complete_error(qp, IB_WC_LOC_QP_OP_ERR);
+			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_OP_ERR);
+			return;
+		}
+		wc.ex.invalidate_rkey = rkey;
+		/* libibverbs' IBV_WC_WITH_INV. */
+		wc.wc_flags |= 8;
+	}
+	qp->rwqe_valid = false;
+	qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE);
+}
+
+static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
+			    const struct sroce_bth *bth,
+			    const struct sroce_opcode_info *info, u32 psn,
+			    u32 payload)
+{
+	int err;
+
+	if (sroce_resp_take_rwqe(qp, psn))
+		return;
+	if (payload > qp->rwqe.length - qp->recv_offset) {
+		sroce_resp_complete_error(qp, IB_WC_LOC_LEN_ERR);
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, qp->rwqe.sge,
+				    qp->rwqe.num_sge, qp->recv_offset, skb,
+				    sroce_resp_payload_off(info), payload);
+	if (err) {
+		sroce_resp_complete_error(qp, err == -EACCES ?
+					  IB_WC_LOC_PROT_ERR :
+					  IB_WC_LOC_LEN_ERR);
+		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_OP_ERR);
+		return;
+	}
+	qp->recv_offset += payload;
+	qp->epsn = sroce_psn_add(psn, 1);
+
+	if (info->flags & (SROCE_OPF_LAST | SROCE_OPF_ONLY)) {
+		qp->resp_in = 0;
+		sroce_resp_recv_done(qp, skb, bth, info, psn, qp->recv_offset,
+				     IB_WC_RECV);
+	} else {
+		qp->resp_in = SROCE_OPF_SEND;
+	}
+}
+
+/* Check a WRITE's RETH and take a reference on its target region. */
+static bool sroce_resp_write_start(struct sroce_qp *qp, struct sk_buff *skb,
+				   const struct sroce_opcode_info *info,
+				   u32 psn)
+{
+	const struct sroce_reth *reth = sroce_resp_hdr(skb, info,
+						       SROCE_HDR_RETH);
+	u64 va = be64_to_cpu(reth->va);
+	u32 len = be32_to_cpu(reth->len);
+
+	if (!(qp->access_flags & IB_ACCESS_REMOTE_WRITE)) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return false;
+	}
+	if (len) {
+		qp->write_mr = sroce_mr_get(qp->sdev, be32_to_cpu(reth->rkey),
+					    qp->ibqp.pd, IB_ACCESS_REMOTE_WRITE,
+					    va, len, true);
+		if (!qp->write_mr) {
+			if (qp->type == IB_QPT_UC)
+				sroce_stat_inc(qp->sdev,
+					       SROCE_STAT_RX_UC_DROPPED);
+			else
+				sroce_resp_fatal(qp, psn,
+						 SROCE_NAK_REM_ACCESS);
+			return false;
+		}
+	}
+	qp->write_va = va;
+	qp->write_resid = len;
+	qp->write_len = len;
+	return true;
+}
+
+static void sroce_resp_write_end(struct sroce_qp *qp)
+{
+	if (qp->write_mr)
+		sroce_mr_put(qp->write_mr);
+	qp->write_mr = NULL;
+	qp->resp_in = 0;
+}
+
+static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
+			     const struct sroce_bth *bth,
+			     const struct sroce_opcode_info *info, u32 psn,
+			     u32 payload)
+{
+	bool last = info->flags & (SROCE_OPF_LAST | SROCE_OPF_ONLY);
+
+	if ((info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY)) &&
+	    !sroce_resp_write_start(qp, skb, info, psn))
+		return;
+	if (payload > qp->write_resid || (last && payload != qp->write_resid)) {
+		sroce_resp_write_end(qp);
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+	/* The receive WQE an immediate needs must exist before data lands. */
+	if ((info->flags & SROCE_OPF_IMM) && sroce_resp_take_rwqe(qp, psn)) {
+		if (info->flags & SROCE_OPF_ONLY)
+			sroce_resp_write_end(qp);
+		return;
+	}
+	if (payload && sroce_mr_copy_skb(qp->write_mr, qp->write_va, skb,
+					 sroce_resp_payload_off(info),
+					 payload)) {
+		sroce_resp_write_end(qp);
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+	qp->write_va += payload;
+	qp->write_resid -= payload;
+	qp->epsn = sroce_psn_add(psn, 1);
+
+	if (!last) {
+		qp->resp_in = SROCE_OPF_WRITE;
+		return;
+	}
+	sroce_resp_write_end(qp);
+	if (info->flags & SROCE_OPF_IMM)
+		sroce_resp_recv_done(qp, skb, bth, info, psn, qp->write_len,
+				     IB_WC_RECV_RDMA_WITH_IMM);
+	else
+		qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+}
+
+/* UC: a gap abandons the message in progress (IBTA 9.7.5.1.7). */
+static bool sroce_resp_uc_psn(struct sroce_qp *qp,
+			      const struct sroce_opcode_info *info, u32 psn)
+{
+	if (psn != qp->epsn && qp->resp_in) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+		if (qp->resp_in == SROCE_OPF_WRITE)
+			sroce_resp_write_end(qp);
+		qp->resp_in = 0;
+		qp->recv_offset = 0;
+	}
+	qp->epsn = sroce_psn_add(psn, 1);
+	if (!sroce_resp_opcode_ok(qp, info)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+		return false;
+	}
+	return true;
+}
+
+static bool sroce_resp_rc_psn(struct sroce_qp *qp, struct sk_buff *skb,
+			      const struct sroce_bth *bth,
+			      const struct sroce_opcode_info *info, u32 psn)
+{
+	s32 diff = sroce_psn_diff(psn, qp->epsn);
+
+	if (diff > 0) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_OUT_OF_SEQUENCE);
+		if (!qp->nak_sent) {
+			qp->nak_sent = true;
+			sroce_stat_inc(qp->sdev, SROCE_STAT_SEQ_NAK_SENT);
+			sroce_resp_send_ack(qp, qp->epsn, SROCE_AETH_NAK |
+					    SROCE_NAK_PSN_SEQ_ERR);
+		}
+		return false;
+	}
+	if (diff < 0) {
+		sroce_resp_duplicate(qp, skb, bth, info, psn);
+		return false;
+	}
+	qp->nak_sent = false;
+	if (!sroce_resp_opcode_ok(qp, info)) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return false;
+	}
+	return true;
+}
+
+static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
+			  const struct sroce_bth *bth,
+			  const struct sroce_opcode_info *info, u32 payload)
+{
+	const struct sroce_deth *deth = sroce_resp_hdr(skb, info,
+						       SROCE_HDR_DETH);
+	u8 grh[SROCE_GRH_LEN] = {};
+	struct ib_uverbs_wc wc = {};
+	int err;
+
+	if (be32_to_cpu(deth->qkey) != qp->qkey) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QKEY);
+		return;
+	}
+	err = sroce_qp_fetch_rwqe(qp, &qp->rwqe);
+	if (err) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+		return;
+	}
+	wc.wr_id = qp->rwqe.wr_id;
+	if (payload + SROCE_GRH_LEN > qp->rwqe.length) {
+		wc.status = IB_WC_LOC_LEN_ERR;
+		sroce_resp_complete(qp, &wc, true);
+		return;
+	}
+
+	/* An IPv4 header sits in the last 20 bytes of the GRH image. */
+	if (ip_hdr(skb)->version == 4)
+		memcpy(grh + SROCE_GRH_LEN - sizeof(struct iphdr),
+		       skb_network_header(skb), sizeof(struct iphdr));
+	else
+		memcpy(grh, skb_network_header(skb), sizeof(struct ipv6hdr));
+	err = sroce_sge_scatter(qp->sdev, qp->ibqp.pd, qp->rwqe.sge,
+				qp->rwqe.num_sge, 0, grh, sizeof(grh));
+	if (!err)
+		err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, qp->rwqe.sge,
+					    qp->rwqe.num_sge, SROCE_GRH_LEN,
+					    skb, sroce_resp_payload_off(info),
+					    payload);
+	if (err) {
+		wc.status = IB_WC_LOC_PROT_ERR;
+		sroce_resp_complete(qp, &wc, true);
+		return;
+	}
+
+	wc.opcode = IB_WC_RECV;
+	wc.byte_len = payload + SROCE_GRH_LEN;
+	wc.src_qp = sroce_deth_sqpn(deth);
+	wc.wc_flags = IB_WC_GRH;
+	if (info->hdrs & BIT(SROCE_HDR_IMMDT)) {
+		const struct sroce_immdt *imm =
+			sroce_resp_hdr(skb, info, SROCE_HDR_IMMDT);
+
+		wc.ex.imm_data = (__force __u32)imm->imm;
+		wc.wc_flags |= IB_WC_WITH_IMM;
+	}
+	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE);
+}
+
+static bool sroce_resp_state_ok(struct sroce_qp *qp)
+{
+	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_RTR:
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+	case IB_QPS_SQE:
+		return !qp->resp_fatal;
+	default:
+		return false;
+	}
+}
+
+static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
+			      const struct sroce_bth *bth,
+			      const struct sroce_opcode_info *info, u32 payload)
+{
+	u32 psn = sroce_bth_psn(bth);
+
+	lockdep_assert_held(&qp->rq_lock);
+	if (!sroce_resp_state_ok(qp)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QP_STATE);
+		return;
+	}
+	if (qp->type == IB_QPT_UD) {
+		sroce_resp_ud(qp, skb, bth, info, payload);
+		return;
+	}
+	if (qp->type == IB_QPT_UC ? !sroce_resp_uc_psn(qp, info, psn) :
+				    !sroce_resp_rc_psn(qp, skb, bth, info, psn))
+		return;
+	if (!sroce_resp_size_ok(qp, info, payload)) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+
+	if (info->flags & SROCE_OPF_SEND)
+		sroce_resp_send(qp, skb, bth, info, psn, payload);
+	else if (info->flags & SROCE_OPF_WRITE)
+		sroce_resp_write(qp, skb, bth, info, psn, payload);
+	else if (info->flags & SROCE_OPF_READ)
+		sroce_resp_read(qp, skb, info, psn, false);
+	else if (info->flags & SROCE_OPF_ATOMIC)
+		sroce_resp_atomic(qp, skb, bth, info, psn);
+	else
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+
+	/* ACKs are coalesced: the requester asks for them. */
+	if (qp->type == IB_QPT_RC && sroce_bth_ackreq(bth) && !qp->resp_fatal &&
+	    (info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE)) &&
+	    qp->epsn == sroce_psn_add(psn, 1))
+		sroce_resp_ack(qp, psn);
+}
+
+/**
+ * sroce_resp_recv() - handle a request packet for a QP
+ * @qp: the QP
+ * @skb: the packet, validated; data starts at the UDP header
+ * @bth: its BTH
+ * @info: its opcode
+ * @payload: payload bytes
+ *
+ * Context: softirq.
+ */
+void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
+		     const struct sroce_bth *bth,
+		     const struct sroce_opcode_info *info, u32 payload)
+{
+	spin_lock(&qp->rq_lock);
+	if (qp->resp_busy) {
+		if (skb_queue_len(&qp->resp_backlog) < SROCE_RESP_BACKLOG)
+			skb_queue_tail(&qp->resp_backlog, skb_get(skb));
+		else
+			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+	} else {
+		sroce_resp_handle(qp, skb, bth, info, payload);
+	}
+	spin_unlock(&qp->rq_lock);
+}
+
+/* Handle requests held back while READ responses were being sent. */
+static void sroce_resp_drain_backlog(struct sroce_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while (!qp->resp_busy && (skb = skb_dequeue(&qp->resp_backlog))) {
+		const struct sroce_bth *bth = (void *)skb->data +
+					      sizeof(struct udphdr);
+		const struct sroce_opcode_info *info =
+			sroce_opcode_get(bth->opcode);
+		u32 payload = skb->len - sizeof(struct udphdr) - info->hdr_len -
+			      sroce_bth_pad(bth) - SROCE_ICRC_LEN;
+
+		sroce_resp_handle(qp, skb, bth, info, payload);
+		kfree_skb(skb);
+	}
+}
+
+/**
+ * sroce_resp_work() - send READ responses beyond the softirq budget, and
+ * move a failed QP to the error state
+ * @work: the QP's resp_work
+ */
+void sroce_resp_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
+	bool fatal;
+
+	spin_lock_bh(&qp->rq_lock);
+	if (qp->resp_busy && qp->active_res && sroce_resp_state_ok(qp)) {
+		if (sroce_resp_read_continue(qp, qp->active_res,
+					     SROCE_RESP_BUDGET)) {
+			qp->resp_busy = false;
+			qp->active_res = NULL;
+			sroce_resp_drain_backlog(qp);
+		}
+	}
+	if (qp->resp_busy && sroce_resp_state_ok(qp))
+		queue_work(system_unbound_wq, &qp->resp_work);
+	fatal = qp->resp_fatal && READ_ONCE(qp->state) != IB_QPS_ERR &&
+		READ_ONCE(qp->state) != IB_QPS_RESET;
+	spin_unlock_bh(&qp->rq_lock);
+
+	if (fatal)
+		sroce_qp_error(qp);
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The event counters as RDMA hardware statistics.
+ */
+
+#include "stats.h"
+
+static const struct rdma_stat_desc sroce_stat_descs[] = {
+	[SROCE_STAT_TX_PACKETS].name = "tx_packets",
+	[SROCE_STAT_RX_PACKETS].name = "rx_packets",
+	[SROCE_STAT_TX_NO_ROUTE].name = "tx_no_route",
+	[SROCE_STAT_TX_NOMEM].name = "tx_nomem",
+	[SROCE_STAT_RX_BAD_HEADER].name = "rx_bad_header",
+	[SROCE_STAT_RX_BAD_OPCODE].name = "rx_bad_opcode",
+	[SROCE_STAT_RX_BAD_ICRC].name = "rx_bad_icrc",
+	[SROCE_STAT_RX_NO_DEVICE].name = "rx_no_device",
+	[SROCE_STAT_RX_NO_QP].name = "rx_no_qp",
+	[SROCE_STAT_RX_BAD_QP_STATE].name = "rx_bad_qp_state",
+	[SROCE_STAT_RX_BAD_QKEY].name = "rx_bad_qkey",
+	[SROCE_STAT_RX_DUPLICATE].name = "rx_duplicate_request",
+	[SROCE_STAT_RX_OUT_OF_SEQUENCE].name = "rx_out_of_sequence",
+	[SROCE_STAT_RX_UC_DROPPED].name = "rx_uc_message_dropped",
+	[SROCE_STAT_RX_UD_TOO_LONG].name = "rx_ud_too_long",
+	[SROCE_STAT_RX_STALE_RESPONSE].name = "rx_stale_response",
+	[SROCE_STAT_SEQ_NAK_SENT].name = "seq_nak_sent",
+	[SROCE_STAT_RNR_NAK_SENT].name = "rnr_nak_sent",
+	[SROCE_STAT_ACCESS_NAK_SENT].name = "access_nak_sent",
+	[SROCE_STAT_INVALID_NAK_SENT].name = "invalid_nak_sent",
+	[SROCE_STAT_SEQ_NAK_RCVD].name = "seq_nak_received",
+	[SROCE_STAT_RNR_NAK_RCVD].name = "rnr_nak_received",
+	[SROCE_STAT_ERR_NAK_RCVD].name = "error_nak_received",
+	[SROCE_STAT_RETRANS_TIMEOUT].name = "retransmit_timeouts",
+	[SROCE_STAT_RETRY_EXCEEDED].name = "retry_exceeded",
+	[SROCE_STAT_RNR_RETRY_EXCEEDED].name = "rnr_retry_exceeded",
+	[SROCE_STAT_BAD_SEND_WQE].name = "bad_send_wqe",
+	[SROCE_STAT_COMPLETER_RETRY].name = "completer_retry",
+};
+
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port)
+{
+	BUILD_BUG_ON(ARRAY_SIZE(sroce_stat_descs) != SROCE_STAT_COUNT);
+	return rdma_alloc_hw_stats_struct(sroce_stat_descs, SROCE_STAT_COUNT,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	int cpu, i;
+
+	for (i = 0; i < SROCE_STAT_COUNT; i++)
+		stats->value[i] = 0;
+	for_each_possible_cpu(cpu) {
+		const struct sroce_stats *s = per_cpu_ptr(sdev->stats, cpu);
+
+		for (i = 0; i < SROCE_STAT_COUNT; i++)
+			stats->value[i] += READ_ONCE(s->count[i]);
+	}
+	return SROCE_STAT_COUNT;
+}

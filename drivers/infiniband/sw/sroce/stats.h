@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Event counters: every packet dropped and every request refused is counted
+ * by reason, and shown by "rdma statistic show".
+ */
+#ifndef _SROCE_STATS_H
+#define _SROCE_STATS_H
+
+#include <linux/percpu.h>
+#include <rdma/ib_verbs.h>
+
+#include "sroce.h"
+
+enum sroce_stat {
+	SROCE_STAT_TX_PACKETS,
+	SROCE_STAT_RX_PACKETS,
+	SROCE_STAT_TX_NO_ROUTE,
+	SROCE_STAT_TX_NOMEM,
+	SROCE_STAT_RX_BAD_HEADER,
+	SROCE_STAT_RX_BAD_OPCODE,
+	SROCE_STAT_RX_BAD_ICRC,
+	SROCE_STAT_RX_NO_DEVICE,
+	SROCE_STAT_RX_NO_QP,
+	SROCE_STAT_RX_BAD_QP_STATE,
+	SROCE_STAT_RX_BAD_QKEY,
+	SROCE_STAT_RX_DUPLICATE,
+	SROCE_STAT_RX_OUT_OF_SEQUENCE,
+	SROCE_STAT_RX_UC_DROPPED,
+	SROCE_STAT_RX_UD_TOO_LONG,
+	SROCE_STAT_RX_STALE_RESPONSE,
+	SROCE_STAT_SEQ_NAK_SENT,
+	SROCE_STAT_RNR_NAK_SENT,
+	SROCE_STAT_ACCESS_NAK_SENT,
+	SROCE_STAT_INVALID_NAK_SENT,
+	SROCE_STAT_SEQ_NAK_RCVD,
+	SROCE_STAT_RNR_NAK_RCVD,
+	SROCE_STAT_ERR_NAK_RCVD,
+	SROCE_STAT_RETRANS_TIMEOUT,
+	SROCE_STAT_RETRY_EXCEEDED,
+	SROCE_STAT_RNR_RETRY_EXCEEDED,
+	SROCE_STAT_BAD_SEND_WQE,
+	SROCE_STAT_COMPLETER_RETRY,
+	SROCE_STAT_COUNT,
+};
+
+/**
+ * struct sroce_stats - per-CPU counters of one device
+ * @count: one counter per enum sroce_stat
+ */
+struct sroce_stats {
+	u64	count[SROCE_STAT_COUNT];
+};
+
+static inline void sroce_stat_inc(struct sroce_dev *sdev, enum sroce_stat stat)
+{
+	this_cpu_inc(sdev->stats->count[stat]);
+}
+
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
+#endif /* _SROCE_STATS_H */

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Building and transmitting RoCEv2 packets: the transport headers, then
+ * UDP, IP, the ICRC, a route and ip_local_out().
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <net/udp.h>
+
+#include "objects.h"
+#include "stats.h"
+
+#define SROCE_L3_ROOM	(sizeof(struct ipv6hdr) + sizeof(struct udphdr))
+
+/**
+ * sroce_pkt_alloc() - start a packet
+ * @qp: the QP sending it
+ * @pkt: the packet to set up
+ * @opcode: its opcode, one sroce speaks
+ * @payload: bytes of payload the caller will write
+ *
+ * Context: any; allocates atomically.
+ * Return: where the caller writes the payload, or NULL when out of memory.
+ */
+void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
+		      u32 payload)
+{
+	const struct sroce_opcode_info *info = sroce_opcode_get(opcode);
+	struct net_device *ndev = qp->sdev->ndev;
+	unsigned int pad = (4 - (payload & 3)) & 3;
+	unsigned int headroom = LL_RESERVED_SPACE(ndev) + SROCE_L3_ROOM;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(headroom + info->hdr_len + payload + pad +
+			SROCE_ICRC_LEN + ndev->needed_tailroom, GFP_ATOMIC);
+	if (unlikely(!skb))
+		return NULL;
+	skb_reserve(skb, headroom);
+	skb_put_zero(skb, info->hdr_len);
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->skb = skb;
+	pkt->info = info;
+	pkt->payload = payload;
+	pkt->bth.opcode = opcode;
+	pkt->bth.pad = pad;
+	pkt->bth.pkey = SROCE_DEFAULT_PKEY;
+	pkt->bth.tver = SROCE_TVER;
+	return skb_put(skb, payload);
+}
+
+/**
+ * sroce_pkt_hdr() - where an extension header of a packet being built goes
+ * @pkt: the packet
+ * @hdr: the header; the opcode must have it
+ *
+ * Return: the header's location.
+ */
+void *sroce_pkt_hdr(struct sroce_pkt *pkt, enum sroce_hdr hdr)
+{
+	return pkt->skb->data + pkt->info->offset[hdr];
+}
+
+void sroce_pkt_free(struct sroce_pkt *pkt)
+{
+	kfree_skb(pkt->skb);
+	pkt->skb = NULL;
+}
+
+static struct dst_entry *sroce_route4(struct sroce_qp *qp,
+				      const struct sroce_av *av, bool cache)
+{
+	struct net *net = qp->sdev->net;
+	struct flowi4 fl = {
+		.flowi4_proto = IPPROTO_UDP,
+		.daddr = av->daddr.s6_addr32[3],
+		.saddr = av->saddr.s6_addr32[3],
+	};
+	struct rtable *rt;
+	__be32 saddr;
+
+	if (cache) {
+		rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
+		if (rt)
+			return &rt->dst;
+	}
+	rt = ip_route_output_key(net, &fl);
+	if (IS_ERR(rt))
+		return ERR_CAST(rt);
+	if (cache)
+		dst_cache_set_ip4(&qp->dst_cache, &rt->dst, fl.saddr);
+	return &rt->dst;
+}
+
+static struct dst_entry *sroce_route6(struct sroce_qp *qp,
+				      const struct sroce_av *av, bool cache)
+{
+	struct net *net = qp->sdev->net;
+	struct flowi6 fl = {
+		.flowi6_proto = IPPROTO_UDP,
+		.daddr = av->daddr,
+		.saddr = av->saddr,
+	};
+	struct dst_entry *dst;
+	struct sock *sk;
+
+	if (!IS_ENABLED(CONFIG_IPV6))
+		return ERR_PTR(-EAFNOSUPPORT);
+	if (cache) {
+		dst = dst_cache_get_ip6(&qp->dst_cache, &fl.saddr);
+		if (dst)
+			return dst;
+	}
+	sk = sroce_net_sk(net);
+	if (!sk)
+		return ERR_PTR(-ENETUNREACH);
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl, NULL);
+	if (IS_ERR(dst))
+		return dst;
+	if (cache)
+		dst_cache_set_ip6(&qp->dst_cache, dst, &fl.saddr);
+	return dst;
+}
+
+static void sroce_push_udp(struct sk_buff *skb, u16 sport)
+{
+	struct udphdr *udp;
+
+	udp = skb_push(skb, sizeof(*udp));
+	skb_reset_transport_header(skb);
+	udp->source = htons(sport);
+	udp->dest = htons(SROCE_UDP_PORT);
+	udp->len = htons(skb->len);
+	/* RoCEv2 over IPv4 leaves the UDP checksum to the ICRC. */
+	udp->check = 0;
+}
+
+static void sroce_push_ip4(struct sk_buff *skb, const struct sroce_av *av)
+{
+	struct iphdr *ip;
+
+	ip = skb_push(skb, sizeof(*ip));
+	skb_reset_network_header(skb);
+	ip->version = 4;
+	ip->ihl = sizeof(*ip) >> 2;
+	ip->tos = av->tclass;
+	ip->tot_len = htons(skb->len);
+	ip->id = 0;
+	ip->frag_off = htons(IP_DF);
+	ip->ttl = av->hop_limit;
+	ip->protocol = IPPROTO_UDP;
+	ip->check = 0;
+	ip->saddr = av->saddr.s6_addr32[3];
+	ip->daddr = av->daddr.s6_addr32[3];
+	skb->protocol = htons(ETH_P_IP);
+}
+
+static void sroce_push_ip6(struct sk_buff *skb, const struct sroce_av *av)
+{
+	struct ipv6hdr *ip6;
+
+	ip6 = skb_push(skb, sizeof(*ip6));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6, av->tclass, htonl(av->flow_label));
+	ip6->payload_len = htons(skb->len - sizeof(*ip6));
+	ip6->nexthdr = IPPROTO_UDP;
+	ip6->hop_limit = av->hop_limit;
+	ip6->saddr = av->saddr;
+	ip6->daddr = av->daddr;
+	skb->protocol = htons(ETH_P_IPV6);
+}
+
+/**
+ * sroce_pkt_send() - finish a packet and transmit it
+ * @qp: the sending QP
+ * @av: the destination
+ * @pkt: the packet; consumed whatever the outcome
+ * @dqpn: the destination QP number
+ *
+ * Context: any, with bottom halves disabled.
+ * Return: 0, or a negative errno when the packet could not be routed. A
+ * packet dropped later on the way is the transport's to recover.
+ */
+int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
+		   struct sroce_pkt *pkt, u32 dqpn)
+{
+	struct sk_buff *skb = pkt->skb;
+	bool cache = av == &qp->av;
+	struct dst_entry *dst;
+	__le32 *icrc;
+	int err;
+
+	pkt->skb = NULL;
+	pkt->bth.dqpn = dqpn;
+	sroce_bth_pack((struct sroce_bth *)skb->data, &pkt->bth);
+	skb_put_zero(skb, pkt->bth.pad);
+	icrc = skb_put(skb, SROCE_ICRC_LEN);
+
+	sroce_push_udp(skb, qp->src_port);
+	if (av->ipv6) {
+		sroce_push_ip6(skb, av);
+		dst = sroce_route6(qp, av, cache);
+	} else {
+		sroce_push_ip4(skb, av);
+		dst = sroce_route4(qp, av, cache);
+	}
+	if (IS_ERR(dst)) {
+		err = PTR_ERR(dst);
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NO_ROUTE);
+		kfree_skb(skb);
+		return err;
+	}
+
+	*icrc = sroce_icrc_packet(skb_network_header(skb), av->ipv6,
+				  skb->len - SROCE_ICRC_LEN);
+	skb_dst_set(skb, dst);
+	skb->dev = dst->dev;
+	skb->ip_summed = CHECKSUM_NONE;
+	sroce_stat_inc(qp->sdev, SROCE_STAT_TX_PACKETS);
+
+	if (av->ipv6) {
+		udp6_set_csum(false, skb, &av->saddr, &av->daddr, skb->len -
+			      sizeof(struct ipv6hdr));
+		err = ip6_local_out(qp->sdev->net, NULL, skb);
+	} else {
+		err = ip_local_out(qp->sdev->net, NULL, skb);
+	}
+	/* Congestion drops are recovered by the transport like losses. */
+	return err < 0 ? err : 0;
+}
