@@ -142,8 +142,8 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	sroce_stat_inc(sdev, SROCE_STAT_RX_PACKETS);
 
 	/* The ICRC covers a fixed-size IP header: no IPv4 options. */
-	if (skb_transport_offset(skb) != (ipv6 ? sizeof(struct ipv6hdr) :
-					  sizeof(struct iphdr)) ||
+	if (skb_transport_header(skb) - skb_network_header(skb) !=
+	    (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) ||
 	    !pskb_may_pull(skb, hlen))
 		goto bad_header;
 	bth = (const struct sroce_bth *)(udp_hdr(skb) + 1);

@@ -46,6 +46,7 @@ struct sroce_stats;
  * @ah_next: next AH number to try
  * @atomic_lock: makes the responder's atomic operations atomic
  * @stats: event counters, see stats.h
+ * @attrs: the device attributes, as query_device reports them
  */
 struct sroce_dev {
 	struct ib_device	ibdev;
@@ -66,6 +67,7 @@ struct sroce_dev {
 	u32			ah_next;
 	spinlock_t		atomic_lock;	/* see above */
 	struct sroce_stats __percpu *stats;
+	struct ib_device_attr	attrs;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)

@@ -16,12 +16,12 @@
 #define SROCE_VENDOR_ID		0xffffff
 
 /**
- * sroce_init_attrs() - set the device attributes ib_core reports
- * @sdev: the device, not yet registered
+ * sroce_init_attrs() - set the device attributes query_device reports
+ * @sdev: the device, not yet registered; its node GUID is set
  */
 void sroce_init_attrs(struct sroce_dev *sdev)
 {
-	struct ib_device_attr *attr = &sdev->ibdev.attrs;
+	struct ib_device_attr *attr = &sdev->attrs;
 
 	memset(attr, 0, sizeof(*attr));
 	attr->sys_image_guid = sdev->ibdev.node_guid;
@@ -57,7 +57,8 @@ static int sroce_query_device(struct ib_device *ibdev,
 	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;
 
-	*attr = ibdev->attrs;
+	/* ib_core clears its own copy before asking for it. */
+	*attr = to_sdev(ibdev)->attrs;
 	return 0;
 }
 
