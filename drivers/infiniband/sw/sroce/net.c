@@ -48,25 +48,31 @@ static u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
 	const u8 *data;
 
 	skb_prepare_seq_read(skb, offset, offset + len, &st);
-	while ((n = skb_seq_read(consumed, &data, &st)) != 0) {
+	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
+		/* A block may run past the end asked for. */
+		n = min(n, len - consumed);
 		crc = sroce_icrc_update(crc, data, n);
 		consumed += n;
 	}
+	skb_abort_seq_read(&st);
 	return crc;
 }
 
-/* Check the ICRC; the headers up to the BTH are in the linear part. */
-static bool sroce_icrc_ok(struct sk_buff *skb, bool ipv6)
+/*
+ * Check the ICRC; the headers up to the BTH are in the linear part.
+ * Return: 0 when it matches, else the ICRC the packet should have had.
+ */
+static u32 sroce_icrc_check(struct sk_buff *skb, bool ipv6, __le32 *icrc)
 {
 	unsigned int hdrs = sizeof(struct udphdr) + sizeof(struct sroce_bth);
-	__le32 icrc;
 	u32 crc;
 
-	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, &icrc, sizeof(icrc)))
-		return false;
+	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, icrc, sizeof(*icrc)))
+		return 1;
 	crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
 	crc = sroce_icrc_skb(crc, skb, hdrs, skb->len - hdrs - SROCE_ICRC_LEN);
-	return sroce_icrc_final(crc) == icrc;
+	return sroce_icrc_final(crc) == *icrc ? 0 :
+	       le32_to_cpu(sroce_icrc_final(crc)) ?: 1;
 }
 
 /* The device a packet is for: the one on its netdev, else by address. */
@@ -132,7 +138,9 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	const struct sroce_opcode_info *info;
 	const struct sroce_bth *bth;
 	struct sroce_dev *sdev;
+	__le32 icrc;
 	bool ipv6;
+	u32 want;
 	int len;
 
 	ipv6 = skb->protocol == htons(ETH_P_IPV6);
@@ -140,6 +148,13 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	if (!sdev)
 		goto drop;
 	sroce_stat_inc(sdev, SROCE_STAT_RX_PACKETS);
+
+	/* From here on, offsets count from the UDP header. */
+	len = skb_transport_offset(skb);
+	if (len > 0)
+		__skb_pull(skb, len);
+	else if (len < 0)
+		__skb_push(skb, -len);
 
 	/* The ICRC covers a fixed-size IP header: no IPv4 options. */
 	if (skb_transport_header(skb) - skb_network_header(skb) !=
@@ -160,8 +175,13 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 			       sroce_bth_pad(bth) + SROCE_ICRC_LEN);
 	if (len < 0 || (len && !(info->flags & SROCE_OPF_PAYLOAD)))
 		goto bad_header;
-	if (!sroce_icrc_ok(skb, ipv6)) {
+	want = sroce_icrc_check(skb, ipv6, &icrc);
+	if (want) {
 		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_ICRC);
+		dev_warn_ratelimited(&sdev->ibdev.dev,
+				     "bad ICRC %08x (expected %08x): %s over %s, %u bytes, dropped\n",
+				     le32_to_cpu(icrc), want, info->name,
+				     ipv6 ? "IPv6" : "IPv4", skb->len);
 		goto drop;
 	}
 
