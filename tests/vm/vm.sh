@@ -21,6 +21,8 @@
 #                           in /boot; sets VM_KNAME VM_KVER VM_IMAGE
 #                           VM_MODROOT VM_MEM VM_SLOW
 #   vm_initramfs            builds or reuses the initramfs; sets VM_INITRD
+#   vm_stage_modules        stages build/KVER/*.ko with a host-side depmod;
+#                           sets VM_MODSTAGE (vm_start passes it on)
 #   vm_lock / vm_unlock     serialise QEMU use (flock $SROCE_VM_LOCK); a
 #                           caller that already holds the lock exports
 #                           SROCE_VM_LOCK_HELD=1
@@ -176,6 +178,54 @@ vm_initramfs() {
 	find "$SROCE_CACHE/initramfs" -name "$VM_KVER-*.cpio" ! -path "$out" -delete
 }
 
+# vm_stage_modules: the modules of build/$VM_KVER/ with the kernel's
+# module index regenerated around them (depmod on the host: in a TCG guest
+# over 9p it takes minutes). Sets VM_MODSTAGE to a cached directory
+# holding lib/modules/KVER/{extra/*.ko,modules.*} and a manifest, or to ""
+# when nothing is built for this kernel.
+vm_stage_modules() {
+	local src=$SROCE_REPO/build/$VM_KVER moddir key stage tmp lm f
+	local -a kos
+
+	VM_MODSTAGE=
+	shopt -s nullglob
+	kos=("$src"/*.ko)
+	shopt -u nullglob
+	[ ${#kos[@]} -gt 0 ] || return 0
+	moddir=$(vm_moddir)
+	key=$({
+		sha256sum "${kos[@]}" | sed 's|  .*/|  |'
+		stat -Lc '%s %Y' "$moddir/modules.dep"
+	} | sha256sum | cut -c1-16)
+	stage=$SROCE_CACHE/modstage/$VM_KVER-$key
+	VM_MODSTAGE=$stage
+	[ -f "$stage/manifest" ] && { touch "$stage"; return 0; }
+
+	mkdir -p "$SROCE_CACHE/modstage"
+	tmp=$(mktemp -d "$SROCE_CACHE/modstage/.tmp-XXXXXX")
+	lm=$tmp/lib/modules/$VM_KVER
+	mkdir -p "$lm/extra"
+	ln -s "$moddir/kernel" "$lm/kernel"
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		[ -f "$moddir/$f" ] && cp "$moddir/$f" "$lm/"
+	done
+	cp "${kos[@]}" "$lm/extra/"
+	if ! depmod -b "$tmp" "$VM_KVER" 2>"$tmp/depmod.err"; then
+		cat "$tmp/depmod.err" >&2
+		rm -rf "$tmp"
+		vm_die "depmod for $VM_KVER failed"
+		return
+	fi
+	rm "$lm/kernel"
+	for f in "$lm"/extra/*.ko; do
+		echo "staged: ${f##*/} $(sha256sum <"$f" | cut -c1-16) $(modinfo -F vermagic "$f")"
+	done >"$tmp/manifest"
+	mv -T "$tmp" "$stage" 2>/dev/null || rm -rf "$tmp"
+	# Keep the three most recent stages of each kernel.
+	find "$SROCE_CACHE/modstage" -mindepth 1 -maxdepth 1 -name "$VM_KVER-*" -printf '%T@ %p\n' |
+		sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
+}
+
 vm_lock() {
 	[ "${SROCE_VM_LOCK_HELD:-0}" = 1 ] && return 0
 	exec {VM_LOCK_FD}>>"$SROCE_VM_LOCK"
@@ -198,17 +248,18 @@ vm_start() {
 	shift 3
 
 	cmdline="console=ttyS0,115200 panic=-1 oops=panic loglevel=6 log_buf_len=8M"
-	cmdline+=" mitigations=off nokaslr tsc=reliable no_timer_check"
+	cmdline+=" mitigations=off nokaslr norandmaps tsc=reliable no_timer_check"
 	cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 random.trust_cpu=on"
 	cmdline+=" srocevm.guest=$SROCE_VM_DIR/guest.sh srocevm.repo=$SROCE_REPO"
 	cmdline+=" srocevm.role=$role srocevm.topo=$topo srocevm.kname=$VM_KNAME"
 	cmdline+=" srocevm.slow=$VM_SLOW"
 	[ -n "$VM_MODROOT" ] && cmdline+=" srocevm.modroot=$VM_MODROOT"
+	[ -n "${VM_MODSTAGE:-}" ] && cmdline+=" srocevm.modstage=$VM_MODSTAGE"
 	[ "$VM_KNAME" = debug ] && cmdline+=" kmemleak=on kasan_multi_shot"
 	[ $# -gt 0 ] && cmdline+=" $*"
 
 	mkdir -p "$bootdir/$role"
-	"$SROCE_QEMU" -accel tcg -machine pc -cpu max -smp 1 -m "$VM_MEM" \
+	"$SROCE_QEMU" -accel tcg -machine pc -cpu "${SROCE_QEMU_CPU:-max}" -smp 1 -m "$VM_MEM" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$VM_IMAGE" -initrd "$VM_INITRD" -append "$cmdline" \
 		-serial "file:$bootdir/console-$role.log" \
