@@ -62,4 +62,4 @@ bench: deps
 
 install: modules
 	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT) modules_install
-	depmod -a $(notdir $(patsubst %/build,%,$(realpath $(KDIR)/..)/$(notdir $(KDIR)))) 2>/dev/null || depmod -a
+	depmod -a $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h)

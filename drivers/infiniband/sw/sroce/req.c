@@ -17,7 +17,7 @@
 /* Unacknowledged request PSNs an RC QP may have outstanding. */
 #define SROCE_REQ_WINDOW	512
 /* An RC request asks for an ACK at least this often, besides message ends. */
-#define SROCE_ACKREQ_INTERVAL	64
+#define SROCE_ACKREQ_INTERVAL	16
 /* Packets one call sends before leaving the rest to the work item. */
 #define SROCE_REQ_BUDGET	256
 

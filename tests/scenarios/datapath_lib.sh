@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Shared by the data-path scenarios (pingpong_*.sh, perftest_*.sh); no
+# scenario itself (no topology line). A test runs a server and a client:
+#
+#   netns: sroce1 on v2 in h2 serves, sroce0 on v1 in h1 is the client;
+#   twovm: sroce0 on eth0 of VM b serves, sroce0 of VM a is the client.
+#
+# dp_setup: load sroce and attach the devices; sets DP_SRV_DEV, DP_CLI_DEV,
+#   DP_SRV_NS, DP_CLI_NS, DP_SRV_IP4/6 and the GID indices DP_SRV_GID4/6,
+#   DP_CLI_GID4/6.
+# dp_pair DESC TIMEOUT SERVER_CMD... -- CLIENT_CMD...: run the pair; ok
+#   when both exit 0. "@DEV@", "@GID4@", "@GID6@" and "@SRV4@"/"@SRV6@" in
+#   the commands are replaced by the side's device, GID indices and the
+#   server's addresses.
+
+dp_ns_dev() {
+	if [ "$TOPO" = netns ]; then
+		DP_SRV_NS=h2 DP_CLI_NS=h1 DP_SRV_DEV=sroce1 DP_CLI_DEV=sroce0
+		DP_SRV_IP4=$NET4_B DP_SRV_IP6=$NET6_B
+	else
+		DP_SRV_NS= DP_CLI_NS= DP_SRV_DEV=sroce0 DP_CLI_DEV=sroce0
+		DP_SRV_IP4=$NET4_B DP_SRV_IP6=$NET6_B
+	fi
+}
+
+dp_setup() {
+	local ip4 ip6
+	need_module sroce
+	dp_ns_dev
+	if [ "$TOPO" = netns ]; then
+		check "attach sroce0 to v1" in_ns h1 rdma link add sroce0 type sroce netdev v1 || bail "no device"
+		check "attach sroce1 to v2" in_ns h2 rdma link add sroce1 type sroce netdev v2 || bail "no device"
+		wait_until 30 port_is sroce0 PORT_ACTIVE
+		wait_until 30 port_is sroce1 PORT_ACTIVE
+	else
+		check "attach sroce0 to eth0" rdma link add sroce0 type sroce netdev eth0 || bail "no device"
+		wait_until 30 port_is sroce0 PORT_ACTIVE
+	fi
+	# GIDs appear asynchronously, after the addresses are seen.
+	wait_until 30 gid_index "$DP_CLI_DEV" "$(gid_v4 "$NET4_A")" >/dev/null
+	wait_until 30 gid_index "$DP_SRV_DEV" "$(gid_v4 "$NET4_B")" >/dev/null
+	wait_until 30 gid_index "$DP_CLI_DEV" "$(gid_v6 "$NET6_A")" >/dev/null
+	wait_until 30 gid_index "$DP_SRV_DEV" "$(gid_v6 "$NET6_B")" >/dev/null
+	DP_CLI_GID4=$(gid_index "$DP_CLI_DEV" "$(gid_v4 "$NET4_A")")
+	DP_SRV_GID4=$(gid_index "$DP_SRV_DEV" "$(gid_v4 "$NET4_B")")
+	DP_CLI_GID6=$(gid_index "$DP_CLI_DEV" "$(gid_v6 "$NET6_A")")
+	DP_SRV_GID6=$(gid_index "$DP_SRV_DEV" "$(gid_v6 "$NET6_B")")
+	[ -n "$DP_CLI_GID4" ] && [ -n "$DP_SRV_GID4" ] || bail "no IPv4 GIDs"
+}
+
+# dp_subst SIDE WORD...: print the words with the side's values filled in.
+dp_subst() {
+	local side=$1 w dev gid4 gid6
+	shift
+	if [ "$side" = srv ]; then
+		dev=$DP_SRV_DEV gid4=$DP_SRV_GID4 gid6=$DP_SRV_GID6
+	else
+		dev=$DP_CLI_DEV gid4=$DP_CLI_GID4 gid6=$DP_CLI_GID6
+	fi
+	for w in "$@"; do
+		w=${w//@DEV@/$dev}
+		w=${w//@GID4@/$gid4}
+		w=${w//@GID6@/$gid6}
+		w=${w//@SRV4@/$DP_SRV_IP4}
+		w=${w//@SRV6@/$DP_SRV_IP6}
+		printf '%s\n' "$w"
+	done
+}
+
+_dp_n=0
+
+dp_pair() {
+	local desc=$1 limit=$(($2 * SROCE_SLOW)) srv=() cli=() out_s out_c rc_s rc_c pid
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	mapfile -t srv <<<"$(dp_subst srv "${srv[@]}")"
+	mapfile -t cli <<<"$(dp_subst cli "${cli[@]}")"
+	_dp_n=$((_dp_n + 1))
+	out_s=$(mktemp) out_c=$(mktemp)
+
+	if [ "$TOPO" = netns ]; then
+		log "+ server: ${srv[*]}"
+		in_ns "$DP_SRV_NS" timeout "$limit" "${srv[@]}" >"$out_s" 2>&1 &
+		pid=$!
+		sleep "$((1 * SROCE_SLOW))"
+		log "+ client: ${cli[*]}"
+		in_ns "$DP_CLI_NS" timeout "$limit" "${cli[@]}" >"$out_c" 2>&1
+		rc_c=$?
+		wait "$pid"
+		rc_s=$?
+	elif [ "$ROLE" = b ]; then
+		log "+ server: ${srv[*]}"
+		timeout "$limit" "${srv[@]}" >"$out_s" 2>&1 &
+		pid=$!
+		sleep 1
+		barrier "dp$_dp_n" || true
+		wait "$pid"
+		rc_s=$?
+		put "dp$_dp_n.rc" "$rc_s"
+		cat "$out_s" >&2
+		rm -f "$out_s" "$out_c"
+		# VM b's side is reported by VM a.
+		return 0
+	else
+		barrier "dp$_dp_n" || true
+		sleep "$((1 * SROCE_SLOW))"
+		log "+ client: ${cli[*]}"
+		timeout "$limit" "${cli[@]}" >"$out_c" 2>&1
+		rc_c=$?
+		rc_s=$(get "dp$_dp_n.rc" "$((limit + 30))") || rc_s=255
+	fi
+	cat "$out_s" "$out_c" >&2
+	if [ "$rc_s" = 0 ] && [ "$rc_c" = 0 ]; then
+		ok "$desc"
+	else
+		not_ok "$desc" "server exit status $rc_s, client exit status $rc_c"
+		diag_file "$out_c"
+		[ -s "$out_s" ] && diag_file "$out_s"
+	fi
+	DP_LAST_OUT=$(cat "$out_c")
+	rm -f "$out_s" "$out_c"
+}
+
+# dp_stats DEV: the device's non-zero counters, one "name value" a line.
+dp_stats() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' | paste - - | awk 'NR > 1 && $2 != 0'
+}

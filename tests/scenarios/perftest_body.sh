@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# perftest over sroce, for perftest_netns.sh and perftest_twovm.sh (no
+# topology line: not a scenario itself). perftest fails on any completion
+# error; the bandwidth tests run a fixed number of iterations, never a
+# duration, and the numbers they print are not checked (benchmarks do that).
+
+. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+
+dp_setup
+port=18515
+pt() {
+	local name=$1
+	shift
+	port=$((port + 1))
+	dp_pair "$name $*" 300 \
+		"$name" -d @DEV@ -x @GID4@ -p "$port" "$@" -- \
+		"$name" -d @DEV@ -x @GID4@ -p "$port" "$@" @SRV4@
+}
+pt ib_send_bw -s 65536 -n 200
+pt ib_send_bw -s 64 -n 1000
+pt ib_write_bw -s 65536 -n 200
+pt ib_write_bw -s 1048576 -n 20
+pt ib_read_bw -s 65536 -n 200 -o 4
+pt ib_atomic_bw -n 500 -o 4 -A CMP_AND_SWAP
+pt ib_atomic_bw -n 500 -A FETCH_AND_ADD
+pt ib_send_lat -s 8 -n 200
+pt ib_write_lat -s 4096 -n 200
+pt ib_read_lat -s 8 -n 200
+pt ib_atomic_lat -n 200
+if [ "$ROLE" = a ]; then
+	dp_stats "$DP_CLI_DEV" >&2
+fi
+done_testing

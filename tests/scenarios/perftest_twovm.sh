@@ -1,0 +1,12 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perftest bandwidth and latency tests (send, write, read, atomic) over
+# sroce, between two guests (tests in perftest_body.sh).
+#
+# topology: twovm
+# timeout: 1200
+# requires: sroce
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/perftest_body.sh"

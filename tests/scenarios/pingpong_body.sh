@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The pingpong tests, for pingpong_netns.sh and pingpong_twovm.sh (no
+# topology line: not a scenario itself). rdma-core's example programs check
+# every received buffer (--chk) over RC, UC and UD, through both GIDs.
+
+. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+
+dp_setup
+for size in 1 4096 1048576; do
+	dp_pair "ibv_rc_pingpong -s $size (IPv4 GID)" 120 \
+		ibv_rc_pingpong -d @DEV@ -g @GID4@ -s "$size" -n 50 -c -- \
+		ibv_rc_pingpong -d @DEV@ -g @GID4@ -s "$size" -n 50 -c @SRV4@
+done
+dp_pair "ibv_rc_pingpong -e (completion events)" 120 \
+	ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 100 -e -c -- \
+	ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 100 -e -c @SRV4@
+dp_pair "ibv_rc_pingpong -s 65536 (IPv6 GID)" 120 \
+	ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c -- \
+	ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c @SRV6@
+dp_pair "ibv_uc_pingpong -s 4096" 120 \
+	ibv_uc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 50 -c -- \
+	ibv_uc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 50 -c @SRV4@
+dp_pair "ibv_ud_pingpong -s 512" 120 \
+	ibv_ud_pingpong -d @DEV@ -g @GID4@ -s 512 -n 50 -c -- \
+	ibv_ud_pingpong -d @DEV@ -g @GID4@ -s 512 -n 50 -c @SRV4@
+dp_pair "ibv_ud_pingpong -s 1024 (IPv6 GID)" 120 \
+	ibv_ud_pingpong -d @DEV@ -g @GID6@ -s 1024 -n 50 -c -- \
+	ibv_ud_pingpong -d @DEV@ -g @GID6@ -s 1024 -n 50 -c @SRV6@
+if [ "$ROLE" = a ]; then
+	dp_stats "$DP_CLI_DEV" >&2
+fi
+done_testing
