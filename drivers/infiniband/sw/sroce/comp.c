@@ -96,6 +96,7 @@ void sroce_comp_retire(struct sroce_qp *qp)
 			sroce_ah_put(wqe->ah);
 		wqe->ah = NULL;
 		wqe->state = SROCE_SWQE_NEW;
+		wqe->psn_valid = false;
 		if (failed) {
 			qp->sq_fatal = true;
 			queue_work(system_unbound_wq, &qp->req_work);
@@ -146,26 +147,24 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 psn)
 	}
 }
 
-/* WQEs from the tail to the requester's cursor, the cursor's included. */
-static u32 sroce_comp_span(struct sroce_qp *qp)
-{
-	return sroce_queue_count(&qp->sq, qp->sq_next, qp->sq_tail) + 1;
-}
-
-/* The unfinished WQE whose PSN range holds @psn; *@found says if any. */
+/*
+ * The WQE whose PSN range holds @psn, among those that have been given
+ * PSNs and are not finished; *@found says if there is one. When not, the
+ * index returned is that of the first WQE without PSNs.
+ */
 static u32 sroce_comp_find(struct sroce_qp *qp, u32 psn, bool *found)
 {
-	u32 n = sroce_comp_span(qp);
+	u32 n = sroce_queue_count(&qp->sq, qp->sq_seen, qp->sq_tail);
 	u32 idx;
 
 	*found = false;
 	for (idx = qp->sq_tail; n--; idx = sroce_queue_next(&qp->sq, idx)) {
 		struct sroce_swqe *wqe = &qp->swqe[idx];
 
-		if (wqe->state == SROCE_SWQE_NEW)
-			break;
 		if (wqe->state == SROCE_SWQE_DONE)
 			continue;
+		if (!wqe->psn_valid)
+			break;
 		if (sroce_psn_diff(psn, wqe->first_psn) >= 0 &&
 		    sroce_psn_diff(psn, wqe->last_psn) <= 0) {
 			*found = true;
@@ -175,39 +174,55 @@ static u32 sroce_comp_find(struct sroce_qp *qp, u32 psn, bool *found)
 	return idx;
 }
 
-/* Go back to @psn: everything from there is sent again. */
-static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
+/*
+ * Move the requester to @psn: back after a loss (go-back-N), or forward
+ * when an acknowledgement shows that requests sent before a go-back did
+ * arrive. WQEs before the new position count as sent, those after it as
+ * not yet sent.
+ */
+static void sroce_comp_seek(struct sroce_qp *qp, u32 psn)
 {
 	u32 idx, i, n;
 	bool found;
 
 	idx = sroce_comp_find(qp, psn, &found);
-	if (!found)
+	if (!found && psn != qp->sent_psn)
 		return;
 
-	n = sroce_queue_count(&qp->sq, qp->sq_next, idx);
-	for (i = sroce_queue_next(&qp->sq, idx); n--;
-	     i = sroce_queue_next(&qp->sq, i))
+	qp->rd_atomic_out = 0;
+	for (i = qp->sq_tail; i != idx; i = sroce_queue_next(&qp->sq, i)) {
+		struct sroce_swqe *wqe = &qp->swqe[i];
+
+		if (wqe->state == SROCE_SWQE_DONE)
+			continue;
+		wqe->state = SROCE_SWQE_PENDING;
+		if (sroce_is_rd_atomic(wqe))
+			qp->rd_atomic_out++;
+	}
+	n = sroce_queue_count(&qp->sq, qp->sq_seen, idx);
+	for (i = idx; n--; i = sroce_queue_next(&qp->sq, i))
 		if (qp->swqe[i].state != SROCE_SWQE_DONE)
 			qp->swqe[i].state = SROCE_SWQE_NEW;
 
-	/* READ/atomic requests before the rewind point stay outstanding. */
-	qp->rd_atomic_out = 0;
-	for (i = qp->sq_tail; i != idx; i = sroce_queue_next(&qp->sq, i))
-		if (qp->swqe[i].state == SROCE_SWQE_PENDING &&
-		    sroce_is_rd_atomic(&qp->swqe[i]))
-			qp->rd_atomic_out++;
+	if (found) {
+		struct sroce_swqe *wqe = &qp->swqe[idx];
 
-	qp->swqe[idx].state = SROCE_SWQE_SENDING;
-	if (!sroce_is_rd_atomic(&qp->swqe[idx]))
-		qp->swqe[idx].sent = sroce_psn_diff(psn, qp->swqe[idx].first_psn) *
-				     qp->mtu;
-	else if (qp->swqe[idx].wr.opcode != IB_UVERBS_WR_RDMA_READ)
-		qp->swqe[idx].sent = 0;
+		wqe->state = SROCE_SWQE_SENDING;
+		if (!sroce_is_rd_atomic(wqe))
+			wqe->sent = sroce_psn_diff(psn, wqe->first_psn) *
+				    qp->mtu;
+		else if (wqe->wr.opcode != IB_UVERBS_WR_RDMA_READ)
+			wqe->sent = 0;
+	}
 	qp->sq_next = idx;
 	qp->req_psn = psn;
 	qp->pkts_since_ackreq = 0;
 	sroce_stat_inc(qp->sdev, SROCE_STAT_COMPLETER_RETRY);
+}
+
+static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
+{
+	sroce_comp_seek(qp, psn);
 }
 
 /* PSN of the first READ response not yet received. */
@@ -279,8 +294,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 		return;
 	idx = sroce_comp_find(qp, psn, &found);
 	wqe = &qp->swqe[idx];
-	if (!found || wqe->wr.opcode != IB_UVERBS_WR_RDMA_READ ||
-	    wqe->state != SROCE_SWQE_PENDING) {
+	if (!found || wqe->wr.opcode != IB_UVERBS_WR_RDMA_READ) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		return;
 	}
@@ -311,8 +325,16 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	wqe->sent += payload;
 	sroce_comp_progress(qp, psn);
-	if (wqe->sent == wqe->length)
+	if (wqe->sent == wqe->length) {
+		if (wqe->state == SROCE_SWQE_SENDING) {
+			/* Complete before its re-request went out. */
+			wqe->state = SROCE_SWQE_PENDING;
+			qp->rd_atomic_out++;
+			if (qp->sq_next == idx)
+				qp->sq_next = sroce_queue_next(&qp->sq, idx);
+		}
 		sroce_comp_rd_atomic_done(qp, wqe);
+	}
 }
 
 static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
@@ -440,12 +462,16 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QP_STATE);
 		goto out;
 	}
-	/* Only PSNs of requests in flight can be answered. */
+	/* Only PSNs of requests sent and not yet acknowledged count. */
 	if (sroce_psn_diff(psn, qp->una_psn) < 0 ||
-	    sroce_psn_diff(psn, qp->req_psn) >= 0) {
+	    sroce_psn_diff(psn, qp->sent_psn) >= 0) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		goto out;
 	}
+	/* Requests sent before a go-back arrived after all: skip them. */
+	if (sroce_psn_diff(psn, qp->req_psn) >= 0)
+		sroce_comp_seek(qp, (info->flags & SROCE_OPF_READ_RESP) ? psn :
+				    sroce_psn_add(psn, 1));
 
 	if (info->flags & SROCE_OPF_READ_RESP) {
 		sroce_comp_read_resp(qp, skb, info, psn, payload);

@@ -203,6 +203,7 @@ enum sroce_swqe_state {
  * @state: enum sroce_swqe_state
  * @status: the completion status (enum ib_wc_status)
  * @inline_data: @sge holds inline bytes, not SGEs
+ * @psn_valid: @first_psn and @last_psn are assigned
  * @num_sge: validated SGE count
  * @length: the message length, computed from the SGEs
  * @first_psn: PSN of the first packet
@@ -220,6 +221,7 @@ struct sroce_swqe {
 	u8			state;
 	u8			status;
 	bool			inline_data;
+	bool			psn_valid;
 	u8			num_sge;
 	u32			length;
 	u32			first_psn;
@@ -303,6 +305,8 @@ struct sroce_rd_res {
  * @sq_next: next WQE the requester starts or continues
  * @sq_seen: WQEs before this index have been copied from the ring
  * @req_psn: PSN of the next request packet
+ * @sent_psn: the PSN after the highest ever sent; @req_psn is behind it
+ *	after a go-back
  * @una_psn: oldest unacknowledged PSN
  * @rd_atomic_out: READ/atomic requests outstanding
  * @retries: transport retries left
@@ -380,6 +384,7 @@ struct sroce_qp {
 	u32			sq_next;
 	u32			sq_seen;
 	u32			req_psn;
+	u32			sent_psn;
 	u32			una_psn;
 	u32			rd_atomic_out;
 	u8			retries;

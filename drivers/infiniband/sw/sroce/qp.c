@@ -279,6 +279,7 @@ static void sroce_qp_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_SQ_PSN) {
 		qp->req_psn = attr->sq_psn & SROCE_PSN_MASK;
 		qp->una_psn = qp->req_psn;
+		qp->sent_psn = qp->req_psn;
 	}
 }
 
@@ -292,6 +293,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 			sroce_ah_put(qp->swqe[i].ah);
 		qp->swqe[i].ah = NULL;
 		qp->swqe[i].state = SROCE_SWQE_NEW;
+		qp->swqe[i].psn_valid = false;
 	}
 	qp->sq_tail = 0;
 	qp->sq_next = 0;
@@ -534,6 +536,7 @@ void sroce_qp_flush_sq(struct sroce_qp *qp)
 			sroce_ah_put(wqe->ah);
 		wqe->ah = NULL;
 		wqe->state = SROCE_SWQE_NEW;
+		wqe->psn_valid = false;
 		qp->sq_tail = sroce_queue_next(&qp->sq, qp->sq_tail);
 	}
 	qp->sq_next = qp->sq_tail;

@@ -130,6 +130,7 @@ static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 
 	memcpy(&wqe->wr, &uwqe->wr, sizeof(wqe->wr));
 	wqe->state = SROCE_SWQE_NEW;
+	wqe->psn_valid = false;
 	wqe->sent = 0;
 	wqe->ah = NULL;
 	wqe->length = 0;
@@ -495,6 +496,7 @@ void sroce_req_run(struct sroce_qp *qp)
 			wqe->first_psn = qp->req_psn;
 			wqe->last_psn = sroce_psn_add(qp->req_psn,
 						      sroce_req_npsn(qp, wqe) - 1);
+			wqe->psn_valid = true;
 			wqe->sent = 0;
 			wqe->state = SROCE_SWQE_SENDING;
 		}
@@ -519,6 +521,8 @@ void sroce_req_run(struct sroce_qp *qp)
 			error = true;
 			break;
 		}
+		if (sroce_psn_diff(qp->req_psn, qp->sent_psn) > 0)
+			qp->sent_psn = qp->req_psn;
 		if (sroce_req_all_sent(qp, wqe)) {
 			sroce_req_sent_all(qp, wqe);
 			qp->sq_next = sroce_queue_next(&qp->sq, idx);
