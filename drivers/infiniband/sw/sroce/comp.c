@@ -137,9 +137,11 @@ void sroce_comp_arm_retrans(struct sroce_qp *qp)
 static void sroce_comp_progress(struct sroce_qp *qp, u32 psn)
 {
 	u32 next = sroce_psn_add(psn, 1);
+	s32 acked = sroce_psn_diff(next, qp->una_psn);
 
-	if (sroce_psn_diff(next, qp->una_psn) > 0) {
+	if (acked > 0) {
 		qp->una_psn = next;
+		qp->cwnd = min_t(u32, qp->cwnd + acked, SROCE_WINDOW_MAX);
 		qp->retries = qp->retry_cnt;
 		if (qp->timeout && sroce_comp_outstanding(qp))
 			mod_timer(&qp->retrans_timer,
@@ -395,6 +397,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 
 	if (code == SROCE_NAK_PSN_SEQ_ERR) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_SEQ_NAK_RCVD);
+		qp->cwnd = max_t(u32, qp->cwnd / 2, SROCE_WINDOW_MIN);
 		if (psn == qp->una_psn ||
 		    sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
 			sroce_comp_rewind(qp, psn);
@@ -508,6 +511,7 @@ void sroce_retrans_timer(struct timer_list *t)
 	}
 	qp->retries--;
 	qp->read_rewound = false;
+	qp->cwnd = SROCE_WINDOW_MIN;
 	sroce_comp_rewind(qp, qp->una_psn);
 	sroce_req_run(qp);
 out:

@@ -34,6 +34,14 @@
 #define SROCE_MAX_AH		0x10000
 #define SROCE_MAX_MSG_SIZE	0x80000000U
 
+/*
+ * Unacknowledged request PSNs an RC QP may have outstanding: at most
+ * SROCE_WINDOW_MAX, and after a loss, from SROCE_WINDOW_MIN up again as
+ * ACKs arrive, so that a go-back does not flood a congested path.
+ */
+#define SROCE_WINDOW_MAX	512
+#define SROCE_WINDOW_MIN	16
+
 /* Send and receive WQE sizes in the rings: fixed part, then SGEs/inline. */
 #define SROCE_SEND_WQE_HDR	sizeof(struct rxe_send_wqe)
 #define SROCE_RECV_WQE_HDR	sizeof(struct rxe_recv_wqe)
@@ -308,6 +316,7 @@ struct sroce_rd_res {
  * @sent_psn: the PSN after the highest ever sent; @req_psn is behind it
  *	after a go-back
  * @una_psn: oldest unacknowledged PSN
+ * @cwnd: the current window, see SROCE_WINDOW_MAX
  * @rd_atomic_out: READ/atomic requests outstanding
  * @retries: transport retries left
  * @rnr_retries: RNR retries left
@@ -386,6 +395,7 @@ struct sroce_qp {
 	u32			req_psn;
 	u32			sent_psn;
 	u32			una_psn;
+	u32			cwnd;
 	u32			rd_atomic_out;
 	u8			retries;
 	u8			rnr_retries;

@@ -324,6 +324,7 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 	if (state == IB_QPS_RTS) {
 		qp->retries = qp->retry_cnt;
 		qp->rnr_retries = qp->rnr_retry;
+		qp->cwnd = SROCE_WINDOW_MAX;
 	}
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_bh(&qp->sq_lock);

@@ -14,8 +14,6 @@
 #include "objects.h"
 #include "stats.h"
 
-/* Unacknowledged request PSNs an RC QP may have outstanding. */
-#define SROCE_REQ_WINDOW	512
 /* An RC request asks for an ACK at least this often, besides message ends. */
 #define SROCE_ACKREQ_INTERVAL	16
 /* Packets one call sends before leaving the rest to the work item. */
@@ -405,7 +403,7 @@ static bool sroce_req_may_start(struct sroce_qp *qp, struct sroce_swqe *wqe)
 static bool sroce_req_window_full(struct sroce_qp *qp)
 {
 	return qp->type == IB_QPT_RC &&
-	       sroce_psn_diff(qp->req_psn, qp->una_psn) >= SROCE_REQ_WINDOW;
+	       sroce_psn_diff(qp->req_psn, qp->una_psn) >= qp->cwnd;
 }
 
 static enum ib_wc_status sroce_req_step(struct sroce_qp *qp,
