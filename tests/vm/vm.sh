@@ -22,7 +22,8 @@
 #                           VM_MODROOT VM_MEM VM_SLOW
 #   vm_initramfs            builds or reuses the initramfs; sets VM_INITRD
 #   vm_stage_modules        stages build/KVER/*.ko with a host-side depmod;
-#                           sets VM_MODSTAGE (vm_start passes it on)
+#                           sets VM_MODSTAGE (vm_start passes it on); call
+#                           it right before booting, with the lock held
 #   vm_lock / vm_unlock     serialise QEMU use (flock $SROCE_VM_LOCK); a
 #                           caller that already holds the lock exports
 #                           SROCE_VM_LOCK_HELD=1
@@ -221,9 +222,13 @@ vm_stage_modules() {
 		echo "staged: ${f##*/} $(sha256sum <"$f" | cut -c1-16) $(modinfo -F vermagic "$f")"
 	done >"$tmp/manifest"
 	mv -T "$tmp" "$stage" 2>/dev/null || rm -rf "$tmp"
-	# Keep the three most recent stages of each kernel.
+	# Each use touches its stage: drop those unused for a day, but never
+	# the three most recent of a kernel.
 	find "$SROCE_CACHE/modstage" -mindepth 1 -maxdepth 1 -name "$VM_KVER-*" -printf '%T@ %p\n' |
-		sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
+		sort -rn | tail -n +4 | cut -d' ' -f2- |
+		while read -r f; do
+			[ -n "$(find "$f" -maxdepth 0 -mmin +1440)" ] && rm -rf "$f"
+		done
 }
 
 vm_lock() {

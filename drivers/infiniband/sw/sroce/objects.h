@@ -39,7 +39,7 @@
  * SROCE_WINDOW_MAX, and after a loss, from SROCE_WINDOW_MIN up again as
  * ACKs arrive, so that a go-back does not flood a congested path.
  */
-#define SROCE_WINDOW_MAX	512
+#define SROCE_WINDOW_MAX	256
 #define SROCE_WINDOW_MIN	16
 
 /* Send and receive WQE sizes in the rings: fixed part, then SGEs/inline. */
