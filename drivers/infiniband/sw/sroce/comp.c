@@ -178,7 +178,7 @@ static u32 sroce_comp_find(struct sroce_qp *qp, u32 psn, bool *found)
 
 /*
  * Move the requester to @psn: back after a loss (go-back-N), or forward
- * when an acknowledgement shows that requests sent before a go-back did
+ * when an acknowledgment shows that requests sent before a go-back did
  * arrive. WQEs before the new position count as sent, those after it as
  * not yet sent.
  */
