@@ -16,9 +16,11 @@ done
 dp_pair "ibv_rc_pingpong -e (completion events)" 120 \
 	ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 100 -e -c -- \
 	ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 100 -e -c @SRV4@
+# The examples exchange QP numbers and GIDs over an IPv4 TCP connection;
+# the RDMA traffic itself follows the GID.
 dp_pair "ibv_rc_pingpong -s 65536 (IPv6 GID)" 120 \
 	ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c -- \
-	ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c @SRV6@
+	ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c @SRV4@
 dp_pair "ibv_uc_pingpong -s 4096" 120 \
 	ibv_uc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 50 -c -- \
 	ibv_uc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 50 -c @SRV4@
@@ -27,7 +29,7 @@ dp_pair "ibv_ud_pingpong -s 512" 120 \
 	ibv_ud_pingpong -d @DEV@ -g @GID4@ -s 512 -n 50 -c @SRV4@
 dp_pair "ibv_ud_pingpong -s 1024 (IPv6 GID)" 120 \
 	ibv_ud_pingpong -d @DEV@ -g @GID6@ -s 1024 -n 50 -c -- \
-	ibv_ud_pingpong -d @DEV@ -g @GID6@ -s 1024 -n 50 -c @SRV6@
+	ibv_ud_pingpong -d @DEV@ -g @GID6@ -s 1024 -n 50 -c @SRV4@
 if [ "$ROLE" = a ]; then
 	dp_stats "$DP_CLI_DEV" >&2
 fi
