@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sroce_icrc: the RoCEv2 invariant CRC against a reference computed here
+ * from the definition (IBTA Annex A17.3.3): a bit-at-a-time CRC-32 over
+ * eight 0xff bytes, the IP, UDP and base transport headers with their
+ * variant fields set to all ones, and the rest of the packet.
+ */
+
+#include <kunit/test.h>
+#include <linux/prandom.h>
+#include <linux/string.h>
+
+#include <sroce/wire.h>
+
+#include "sroce_kunit.h"
+#include "icrc_vectors.h"
+
+#define IP4_LEN		20
+#define IP6_LEN		40
+#define UDP_LEN		8
+#define BTH_LEN		12
+#define MAX_HDRS	(IP6_LEN + UDP_LEN + BTH_LEN)
+#define MAX_PAYLOAD	4200
+#define RANDOM_PACKETS	200
+
+static size_t hdrs_len(bool ipv6)
+{
+	return (ipv6 ? IP6_LEN : IP4_LEN) + UDP_LEN + BTH_LEN;
+}
+
+/* CRC-32 of IEEE 802.3, reflected, one bit at a time; no pre or post invert. */
+static u32 ref_crc32(u32 crc, const u8 *p, size_t len)
+{
+	int bit;
+
+	while (len--) {
+		crc ^= *p++;
+		for (bit = 0; bit < 8; bit++)
+			crc = (crc >> 1) ^ ((crc & 1) ? 0xedb88320 : 0);
+	}
+	return crc;
+}
+
+/* Set the fields the ICRC does not cover to all ones, in a header copy. */
+static void ref_mask(u8 *h, bool ipv6)
+{
+	size_t udp = ipv6 ? IP6_LEN : IP4_LEN;
+
+	if (ipv6) {
+		h[0] |= 0x0f;			/* traffic class, high nibble */
+		h[1] = 0xff;			/* traffic class, flow label */
+		h[2] = 0xff;			/* flow label */
+		h[3] = 0xff;
+		h[7] = 0xff;			/* hop limit */
+	} else {
+		h[1] = 0xff;			/* type of service */
+		h[8] = 0xff;			/* time to live */
+		h[10] = 0xff;			/* header checksum */
+		h[11] = 0xff;
+	}
+	h[udp + 6] = 0xff;			/* UDP checksum */
+	h[udp + 7] = 0xff;
+	h[udp + UDP_LEN + 4] = 0xff;		/* BTH: FECN, BECN, reserved */
+}
+
+/* The ICRC of @len bytes from the IP header on, as a number. */
+static u32 ref_icrc(const u8 *pkt, bool ipv6, size_t len)
+{
+	static const u8 lrh[8] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	};
+	size_t hlen = hdrs_len(ipv6);
+	u8 hdr[MAX_HDRS];
+	u32 crc;
+
+	memcpy(hdr, pkt, hlen);
+	ref_mask(hdr, ipv6);
+	crc = ref_crc32(~0U, lrh, sizeof(lrh));
+	crc = ref_crc32(crc, hdr, hlen);
+	crc = ref_crc32(crc, pkt + hlen, len - hlen);
+	return ~crc;
+}
+
+static u32 sroce_icrc(const u8 *pkt, bool ipv6, size_t len)
+{
+	return le32_to_cpu(sroce_icrc_packet(pkt, ipv6, len));
+}
+
+/* A random packet of @len bytes whose IP header has the right version. */
+static u8 *random_packet(struct kunit *test, struct rnd_state *rnd,
+			 bool ipv6, size_t len)
+{
+	u8 *pkt = kunit_kmalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, pkt);
+	prandom_bytes_state(rnd, pkt, len);
+	pkt[0] = ipv6 ? (0x60 | (pkt[0] & 0x0f)) : 0x45;
+	return pkt;
+}
+
+static size_t random_len(struct rnd_state *rnd, bool ipv6)
+{
+	return hdrs_len(ipv6) + prandom_u32_state(rnd) % (MAX_PAYLOAD + 1);
+}
+
+/* The reference itself: the CRC-32 check value of "123456789". */
+static void icrc_reference_crc32(struct kunit *test)
+{
+	static const u8 check[] = "123456789";
+
+	KUNIT_EXPECT_EQ(test, ~ref_crc32(~0U, check, 9), 0xcbf43926U);
+	/* sroce_icrc_update() continues the same CRC. */
+	KUNIT_EXPECT_EQ(test, ~sroce_icrc_update(~0U, check, 9), 0xcbf43926U);
+	KUNIT_EXPECT_EQ(test, sroce_icrc_update(0x12345678, check, 0),
+			0x12345678U);
+}
+
+static void icrc_random_packets(struct kunit *test, bool ipv6)
+{
+	struct rnd_state rnd;
+	int i;
+
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + ipv6);
+	for (i = 0; i < RANDOM_PACKETS; i++) {
+		size_t len = random_len(&rnd, ipv6);
+		u8 *pkt = random_packet(test, &rnd, ipv6, len);
+		u8 *copy = kunit_kmalloc(test, len, GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, copy);
+		memcpy(copy, pkt, len);
+		KUNIT_EXPECT_EQ_MSG(test, sroce_icrc(pkt, ipv6, len),
+				    ref_icrc(pkt, ipv6, len),
+				    "packet %d, %zu bytes", i, len);
+		SROCE_EXPECT_BYTES(test, pkt, copy, len,
+				   "the ICRC must not modify the packet");
+		kunit_kfree(test, copy);
+		kunit_kfree(test, pkt);
+	}
+}
+
+static void icrc_random_ipv4(struct kunit *test)
+{
+	icrc_random_packets(test, false);
+}
+
+static void icrc_random_ipv6(struct kunit *test)
+{
+	icrc_random_packets(test, true);
+}
+
+/* The smallest packet: headers only, no payload. */
+static void icrc_headers_only(struct kunit *test)
+{
+	struct rnd_state rnd;
+	int v6;
+
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED);
+	for (v6 = 0; v6 <= 1; v6++) {
+		size_t len = hdrs_len(v6);
+		u8 *pkt = random_packet(test, &rnd, v6, len);
+
+		KUNIT_EXPECT_EQ_MSG(test, sroce_icrc(pkt, v6, len),
+				    ref_icrc(pkt, v6, len),
+				    "%s", v6 ? "IPv6" : "IPv4");
+	}
+}
+
+/* Header, then the rest in up to three pieces, equals the one-shot ICRC. */
+static void icrc_incremental(struct kunit *test)
+{
+	struct rnd_state rnd;
+	int i;
+
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 2);
+	for (i = 0; i < RANDOM_PACKETS; i++) {
+		bool ipv6 = i & 1;
+		size_t len = random_len(&rnd, ipv6);
+		size_t hlen = hdrs_len(ipv6), rest = len - hlen;
+		size_t a = rest ? prandom_u32_state(&rnd) % (rest + 1) : 0;
+		size_t b = a + (rest - a ? prandom_u32_state(&rnd) % (rest - a + 1) : 0);
+		u8 *pkt = random_packet(test, &rnd, ipv6, len);
+		u32 crc;
+
+		crc = sroce_icrc_hdr(pkt, ipv6);
+		crc = sroce_icrc_update(crc, pkt + hlen, a);
+		crc = sroce_icrc_update(crc, pkt + hlen + a, b - a);
+		crc = sroce_icrc_update(crc, pkt + hlen + b, rest - b);
+		KUNIT_EXPECT_EQ_MSG(test, le32_to_cpu(sroce_icrc_final(crc)),
+				    ref_icrc(pkt, ipv6, len),
+				    "packet %d, %zu bytes cut at %zu and %zu",
+				    i, len, a, b);
+		kunit_kfree(test, pkt);
+	}
+}
+
+/*
+ * Flip every bit of the headers one at a time: the ICRC must stay the same
+ * exactly when the bit is one it masks, and change otherwise.
+ */
+static void icrc_masked_fields(struct kunit *test, bool ipv6)
+{
+	size_t hlen = hdrs_len(ipv6), len = hlen + 64, off;
+	u8 masked[MAX_HDRS] = {};
+	struct rnd_state rnd;
+	u8 *pkt;
+	u32 base;
+	int bit;
+
+	ref_mask(masked, ipv6);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 3 + ipv6);
+	pkt = random_packet(test, &rnd, ipv6, len);
+	base = sroce_icrc(pkt, ipv6, len);
+	KUNIT_ASSERT_EQ(test, base, ref_icrc(pkt, ipv6, len));
+
+	for (off = 0; off < hlen; off++) {
+		for (bit = 0; bit < 8; bit++) {
+			bool covered = !(masked[off] & BIT(bit));
+
+			pkt[off] ^= BIT(bit);
+			if (covered)
+				KUNIT_EXPECT_NE_MSG(test, sroce_icrc(pkt, ipv6, len), base,
+						    "byte %zu bit %d is covered by the ICRC",
+						    off, bit);
+			else
+				KUNIT_EXPECT_EQ_MSG(test, sroce_icrc(pkt, ipv6, len), base,
+						    "byte %zu bit %d is masked from the ICRC",
+						    off, bit);
+			pkt[off] ^= BIT(bit);
+		}
+	}
+	for (off = hlen; off < len; off++) {
+		pkt[off] ^= BIT(off % 8);
+		KUNIT_EXPECT_NE_MSG(test, sroce_icrc(pkt, ipv6, len), base,
+				    "payload byte %zu", off);
+		pkt[off] ^= BIT(off % 8);
+	}
+}
+
+static void icrc_masked_ipv4(struct kunit *test)
+{
+	icrc_masked_fields(test, false);
+}
+
+static void icrc_masked_ipv6(struct kunit *test)
+{
+	icrc_masked_fields(test, true);
+}
+
+static void icrc_vector_desc(const struct sroce_icrc_vector *v, char *desc)
+{
+	strscpy(desc, v->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(icrc_vector, sroce_icrc_vectors, icrc_vector_desc);
+
+/*
+ * Packets another RoCEv2 implementation put on a wire, ICRC included: the
+ * last four bytes of each are the ICRC in the order it travels.
+ */
+static void icrc_captured(struct kunit *test)
+{
+	const struct sroce_icrc_vector *v = test->param_value;
+	size_t len = v->len - SROCE_ICRC_LEN;
+	__le32 icrc = sroce_icrc_packet(v->pkt, v->ipv6, len);
+
+	KUNIT_ASSERT_GT(test, v->len, hdrs_len(v->ipv6) + SROCE_ICRC_LEN);
+	/* The vector must agree with the reference, or it is no vector. */
+	KUNIT_EXPECT_EQ(test, ref_icrc(v->pkt, v->ipv6, len),
+			sroce_get_le32(v->pkt + len));
+	SROCE_EXPECT_BYTES(test, &icrc, v->pkt + len, SROCE_ICRC_LEN,
+			   "ICRC on the wire");
+}
+
+static struct kunit_case sroce_icrc_cases[] = {
+	KUNIT_CASE(icrc_reference_crc32),
+	KUNIT_CASE_PARAM(icrc_captured, icrc_vector_gen_params),
+	KUNIT_CASE(icrc_headers_only),
+	KUNIT_CASE(icrc_random_ipv4),
+	KUNIT_CASE(icrc_random_ipv6),
+	KUNIT_CASE(icrc_incremental),
+	KUNIT_CASE(icrc_masked_ipv4),
+	KUNIT_CASE(icrc_masked_ipv6),
+	{}
+};
+
+static struct kunit_suite sroce_icrc_suite = {
+	.name = "sroce_icrc",
+	.test_cases = sroce_icrc_cases,
+};
+
+kunit_test_suite(sroce_icrc_suite);

@@ -1,0 +1,474 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the sroce VM scenarios (tests/scenarios/*.sh) in QEMU guests and
+# report TAP on stdout, ending with one line "N passed, N failed".
+#
+#   tests/run-scenarios.sh --kernel 6.1|6.12|debug[,...] [--filter REGEX]
+#                          [--out DIR] [--dir DIR] [--list]
+#
+#   --kernel  kernels to run on (comma-separated names; see scripts/kernels.sh)
+#   --filter  only scenarios whose name matches the extended regex
+#   --out     directory for consoles, logs and dmesg
+#             (default: out/scenarios/DATE-TIME in the repository)
+#   --dir     scenario directory (default tests/scenarios)
+#   --list    print the selected scenarios and their headers, boot nothing
+#
+# Scenarios of one topology share a boot; the guest stops a shared boot as
+# soon as the kernel is no longer clean (a splat, a leak, a failed
+# cleanup) and the rest run in a fresh one, so every failure is reported
+# against the scenario that caused it. Each scenario gets, per VM, its own
+# test points plus two from the harness: "completed" (exit status, plan,
+# timeout, cleanup) and "kernel log clean" (no WARNING, BUG, Oops, KASAN,
+# lockdep, refcount_t, kmemleak... reports while it ran).
+#
+# Exit status: 0 when everything passed, 1 otherwise, 2 on usage errors.
+# QEMU use is serialised with flock on /var/tmp/sroce-vm.lock, taken per
+# boot; export SROCE_VM_LOCK_HELD=1 when the caller already holds it.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=vm/vm.sh
+. "$here/vm/vm.sh"
+
+usage() {
+	sed -n '4,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	exit 2
+}
+
+kernels=
+filter=
+out=
+scen_dir=$SROCE_REPO/tests/scenarios
+list_only=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kernels=${2:-}; shift 2 || usage ;;
+	--kernel=*) kernels=${1#*=}; shift ;;
+	--filter) filter=${2:-}; shift 2 || usage ;;
+	--filter=*) filter=${1#*=}; shift ;;
+	--out) out=${2:-}; shift 2 || usage ;;
+	--out=*) out=${1#*=}; shift ;;
+	--dir) scen_dir=${2:-}; shift 2 || usage ;;
+	--dir=*) scen_dir=${1#*=}; shift ;;
+	--list) list_only=1; shift ;;
+	-h | --help) usage ;;
+	*) echo "unknown argument: $1" >&2; usage ;;
+	esac
+done
+[ -n "$kernels" ] || usage
+scen_dir=$(cd "$scen_dir" && pwd) || exit 2
+out=${out:-$SROCE_REPO/out/scenarios/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+
+# ---------------------------------------------------------------------------
+# TAP output
+
+n_tests=0
+n_pass=0
+n_fail=0
+
+tap_emit() { # STATUS(ok|not ok) DESC
+	n_tests=$((n_tests + 1))
+	echo "$1 $n_tests - $2"
+}
+
+tap_ok() {
+	tap_emit ok "$1"
+	n_pass=$((n_pass + 1))
+}
+
+# tap_not_ok DESC [DIAGNOSTIC LINES...]
+tap_not_ok() {
+	local d=$1 line
+	shift
+	tap_emit "not ok" "$d"
+	n_fail=$((n_fail + 1))
+	for line in "$@"; do
+		while IFS= read -r l; do echo "#   $l"; done <<<"$line"
+	done
+	return 0
+}
+
+note() { echo "# $*"; }
+
+# ---------------------------------------------------------------------------
+# Scenarios
+
+# header FILE KEY: value of "# KEY: value" in the first lines of FILE.
+header() {
+	head -n 30 "$1" | sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" | head -n1 | sed 's/[[:space:]]*$//'
+}
+
+declare -A s_file s_topo s_kernels s_timeout s_requires s_isolate
+names=()
+for f in "$scen_dir"/*.sh; do
+	[ -f "$f" ] || continue
+	name=$(basename "$f" .sh)
+	topo=$(header "$f" topology)
+	[ -n "$topo" ] || continue
+	if [ -n "$filter" ] && ! grep -qE -- "$filter" <<<"$name"; then
+		continue
+	fi
+	names+=("$name")
+	s_file[$name]=$f
+	s_topo[$name]=$topo
+	s_kernels[$name]=$(header "$f" kernels)
+	s_timeout[$name]=$(header "$f" timeout)
+	s_requires[$name]=$(header "$f" requires)
+	s_isolate[$name]=$(header "$f" isolate)
+done
+
+if [ $list_only = 1 ]; then
+	for name in "${names[@]}"; do
+		printf '%-20s topology=%s kernels=%s timeout=%s requires=%s isolate=%s\n' "$name" \
+			"${s_topo[$name]}" "${s_kernels[$name]:-all}" "${s_timeout[$name]:-180}" \
+			"${s_requires[$name]:--}" "${s_isolate[$name]:-no}"
+	done
+	exit 0
+fi
+
+cleanup_exit() {
+	vm_kill
+	vm_unlock
+}
+trap cleanup_exit EXIT
+trap 'echo "# interrupted" ; exit 130' INT TERM
+
+# ---------------------------------------------------------------------------
+# One boot
+
+# Results of the last boot, by "ROLE/NAME": host time the begin/end files
+# appeared, and why the VMs were stopped.
+declare -A seen_begin seen_end
+kill_reason=
+boot_seq=0
+
+# limit NAME: the scenario's timeout in seconds on this kernel.
+limit() { echo $((${s_timeout[$1]:-180} * VM_SLOW)); }
+
+# run_boot BOOTDIR TOPO NAME...: boot the topology's VMs and run the
+# scenarios; returns when every VM has exited or was killed.
+run_boot() {
+	local bootdir=$1 topo=$2
+	shift 2
+	local -a list=("$@") roles=(a)
+	local r name cur deadline now t0 ready_note="" last_end dead
+	local grace=$((${SROCE_VM_GRACE:-90} * VM_SLOW)) between=$((120 * VM_SLOW)) boot_limit=$((120 * VM_SLOW))
+	declare -A ready=() done_r=()
+
+	[ "$topo" = twovm ] && roles=(a b)
+	mkdir -p "$bootdir/sync"
+	for name in "${list[@]}"; do
+		echo "$name $(limit "$name") ${s_file[$name]}"
+	done >"$bootdir/scenarios"
+	seen_begin=() seen_end=() kill_reason=
+
+	vm_lock
+	t0=$SECONDS
+	local t0r=$EPOCHREALTIME
+	# Staged now, from what build/ holds at this moment.
+	if ! vm_stage_modules 2>"$bootdir/stage.err"; then
+		kill_reason="staging the modules of $SROCE_REPO/build/$VM_KVER failed: $(cat "$bootdir/stage.err")"
+		vm_unlock
+		return
+	fi
+	[ -f "${VM_MODSTAGE:-/nonexistent}/lib/modules/$VM_KVER/extra/sroce.ko" ] ||
+		note "$VM_KNAME: no sroce.ko in $SROCE_REPO/build/$VM_KVER/ at boot time (being rebuilt?)"
+	if ! vm_start_topo "$bootdir" "$topo"; then
+		kill_reason="QEMU did not start"
+		vm_kill
+		vm_unlock
+		return
+	fi
+	while vm_alive; do
+		sleep 0.5
+		now=$SECONDS
+		for r in "${roles[@]}"; do
+			if [ -z "${ready[$r]:-}" ] && [ -e "$bootdir/$r/ready" ]; then
+				ready[$r]=1
+				ready_note+=" $r: $(awk -v a="$t0r" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
+			fi
+			[ -e "$bootdir/$r/alldone" ] && done_r[$r]=1
+			cur=
+			last_end=
+			for name in "${list[@]}"; do
+				if [ -z "${seen_begin[$r/$name]:-}" ] && [ -e "$bootdir/$r/$name.begin" ]; then
+					seen_begin[$r/$name]=$now
+				fi
+				if [ -z "${seen_end[$r/$name]:-}" ] && [ -e "$bootdir/$r/$name.end" ]; then
+					seen_end[$r/$name]=$now
+				fi
+				if [ -n "${seen_begin[$r/$name]:-}" ] && [ -z "${seen_end[$r/$name]:-}" ]; then
+					cur=$name
+				fi
+				[ -n "${seen_end[$r/$name]:-}" ] && last_end=${seen_end[$r/$name]}
+			done
+			[ -n "${done_r[$r]:-}" ] && continue
+			if [ -n "$cur" ]; then
+				deadline=$((seen_begin[$r/$cur] + $(limit "$cur") + grace))
+				if [ "$now" -gt "$deadline" ]; then
+					kill_reason="VM $r: $cur timed out (limit $(limit "$cur") s + ${grace} s for cleanup)"
+				fi
+			elif [ -n "$last_end" ]; then
+				[ "$now" -gt $((last_end + between)) ] &&
+					kill_reason="VM $r: no progress for ${between} s after a scenario ended"
+			elif [ "$now" -gt $((t0 + boot_limit)) ]; then
+				kill_reason="VM $r: not ready ${boot_limit} s after boot"
+			fi
+		done
+		# A VM that exited without finishing its job crashed; its peer
+		# would only wait for it.
+		if [ -z "$kill_reason" ] && [ "$(vm_alive_count)" -lt ${#roles[@]} ]; then
+			dead=
+			for r in "${roles[@]}"; do
+				[ -e "$bootdir/$r/alldone" ] || dead+=" $r"
+			done
+			if [ -n "$dead" ] && [ "$(vm_alive_count)" -gt 0 ]; then
+				sleep 2
+				for r in $dead; do
+					[ -e "$bootdir/$r/alldone" ] || kill_reason="VM $r exited before finishing (panic or crash?)"
+				done
+			fi
+		fi
+		[ -d "$bootdir" ] || kill_reason="$bootdir vanished"
+		if [ -n "$kill_reason" ]; then
+			vm_kill
+			break
+		fi
+	done
+	vm_kill
+	vm_unlock
+	[ -n "$ready_note" ] && note "$VM_KNAME: $topo boot ready in${ready_note}, whole boot $((SECONDS - t0)) s"
+}
+
+# ---------------------------------------------------------------------------
+# Reporting
+
+# report_tap FILE PREFIX: re-emit a scenario's TAP; sets tap_planned,
+# tap_ran and tap_bail.
+report_tap() {
+	local file=$1 prefix=$2 line desc
+	tap_planned="" tap_ran=0 tap_bail=""
+	[ -f "$file" ] || return 0
+	while IFS= read -r line || [ -n "$line" ]; do
+		if [[ $line =~ ^(not\ )?ok([[:space:]]+[0-9]+)?([[:space:]]+-)?[[:space:]]*(.*)$ ]]; then
+			desc=${BASH_REMATCH[4]}
+			tap_ran=$((tap_ran + 1))
+			if [ -z "${BASH_REMATCH[1]}" ]; then
+				tap_ok "$prefix$desc"
+			elif [[ $desc =~ \#[[:space:]]*TODO ]]; then
+				tap_emit "not ok" "$prefix$desc"
+				n_pass=$((n_pass + 1))
+			else
+				tap_emit "not ok" "$prefix$desc"
+				n_fail=$((n_fail + 1))
+			fi
+		elif [[ $line =~ ^1\.\.([0-9]+) ]]; then
+			tap_planned=${BASH_REMATCH[1]}
+		elif [[ $line =~ ^Bail\ out!(.*)$ ]]; then
+			tap_bail=${BASH_REMATCH[1]# }
+			echo "# Bail out! $tap_bail"
+		elif [[ $line =~ ^# ]]; then
+			echo "$line"
+		elif [ -n "$line" ]; then
+			echo "# | $line"
+		fi
+	done <"$file"
+}
+
+# console_since CONSOLE NAME: the console lines from the scenario's begin.
+console_since() {
+	awk -v m="srocevm: begin $2" 'index($0, m) { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' "$1"
+}
+
+# report_scenario KNAME NAME BOOTDIR TOPO
+report_scenario() {
+	local k=$1 name=$2 bootdir=$3 topo=$4 r prefix base end rc cleanup why splats leaks
+	local -a roles=(a) problems
+	local failed=0
+	[ "$topo" = twovm ] && roles=(a b)
+
+	for r in "${roles[@]}"; do
+		prefix="$k/$name/"
+		[ "$topo" = twovm ] && prefix="$k/$name/$r: "
+		base=$bootdir/$r/$name
+		problems=()
+		report_tap "$base.tap" "$prefix"
+
+		if [ ! -e "$base.begin" ]; then
+			problems+=("did not start in VM $r (its setup failed or the peer stopped)")
+		elif [ ! -e "$base.end" ]; then
+			problems+=("did not finish: ${kill_reason:-VM $r exited during it (panic or crash?)}")
+			problems+=("last console lines of VM $r:" "$(console_since "$bootdir/console-$r.log" "$name" | tail -n 15)")
+		else
+			end=$(cat "$base.end")
+			rc=${end#rc=}
+			rc=${rc%% *}
+			cleanup=${end#* cleanup=}
+			case $rc in
+			0) ;;
+			124 | 137) problems+=("timed out after $(limit "$name") s") ;;
+			setup) problems+=("topology setup failed (see $base.log)") ;;
+			*) problems+=("exit status $rc") ;;
+			esac
+			[ "$cleanup" = ok ] || problems+=("cleanup after the scenario: $cleanup")
+		fi
+		[ -n "$tap_bail" ] && problems+=("bailed out: $tap_bail")
+		if [ -e "$base.begin" ] && [ -z "$tap_planned" ]; then
+			problems+=("no TAP plan (ran $tap_ran tests)")
+		elif [ -n "$tap_planned" ] && [ "$tap_planned" != "$tap_ran" ]; then
+			problems+=("planned $tap_planned tests, ran $tap_ran")
+		fi
+		if [ ${#problems[@]} -eq 0 ]; then
+			tap_ok "${prefix}completed"
+		else
+			tap_not_ok "${prefix}completed" "${problems[@]}"
+			failed=1
+		fi
+
+		# The kernel log while it ran: the guest's slice, or the console
+		# when the guest died before writing one.
+		splats=
+		leaks=
+		if [ -f "$base.dmesg" ]; then
+			splats=$(vm_splat_grep "$base.dmesg" | head -n 40)
+		elif [ -e "$base.begin" ]; then
+			splats=$(console_since "$bootdir/console-$r.log" "$name" | vm_splat_grep - | head -n 40)
+		fi
+		[ -s "$base.kmemleak" ] && leaks=$(head -n 40 "$base.kmemleak")
+		if [ -z "$splats$leaks" ]; then
+			tap_ok "${prefix}kernel log clean"
+		else
+			why=()
+			[ -n "$splats" ] && why+=("kernel log while it ran:" "$splats")
+			[ -n "$leaks" ] && why+=("kmemleak:" "$leaks")
+			tap_not_ok "${prefix}kernel log clean" "${why[@]}"
+			failed=1
+		fi
+		if [ $failed = 1 ]; then
+			note "logs: $base.{tap,log,dmesg} console: $bootdir/console-$r.log"
+		fi
+	done
+}
+
+# fail_scenario KNAME NAME TOPO MESSAGE...: report a scenario that could
+# not run at all.
+fail_scenario() {
+	local k=$1 name=$2 topo=$3 r
+	shift 3
+	if [ "$topo" = twovm ]; then
+		for r in a b; do tap_not_ok "$k/$name/$r: completed" "$@"; done
+	else
+		tap_not_ok "$k/$name/completed" "$@"
+	fi
+}
+
+# run_group KNAME TOPO NAME...: run scenarios in as few boots as a clean
+# kernel allows.
+run_group() {
+	local k=$1 topo=$2 name bootdir started r
+	shift 2
+	local -a pending=("$@") rest
+
+	while [ ${#pending[@]} -gt 0 ]; do
+		boot_seq=$((boot_seq + 1))
+		bootdir=$out/$k/$(printf '%02d' $boot_seq)-$topo
+		note "$k: boot $boot_seq ($topo): ${pending[*]}"
+		run_boot "$bootdir" "$topo" "${pending[@]}"
+		[ -n "$kill_reason" ] && note "$k: boot $boot_seq stopped: $kill_reason"
+		grep -h FAILED "$bootdir"/[ab]/boot.info 2>/dev/null | while read -r line; do
+			note "$k: boot $boot_seq: $line"
+		done
+		rest=()
+		started=0
+		for name in "${pending[@]}"; do
+			local any=0
+			for r in a b; do
+				[ -e "$bootdir/$r/$name.begin" ] && any=1
+			done
+			if [ $any = 1 ]; then
+				started=1
+				report_scenario "$k" "$name" "$bootdir" "$topo"
+			else
+				rest+=("$name")
+			fi
+		done
+		if [ $started = 0 ]; then
+			for name in "${pending[@]}"; do
+				fail_scenario "$k" "$name" "$topo" \
+					"no scenario started: ${kill_reason:-the VM did not get ready}" \
+					"console: $bootdir/console-*.log" \
+					"$(tail -n 20 "$bootdir"/console-a.log 2>/dev/null)"
+			done
+			return
+		fi
+		pending=("${rest[@]}")
+	done
+}
+
+# run_kernel KNAME
+run_kernel() {
+	local k=$1 name topo m ko req why
+	local -a ready netns_list twovm_list isolated
+
+	if ! vm_kernel "$k" 2>"$out/$k.err" || ! vm_initramfs 2>>"$out/$k.err"; then
+		for name in "${names[@]}"; do
+			fail_scenario "$k" "$name" "${s_topo[$name]}" "cannot boot kernel $k:" "$(cat "$out/$k.err")"
+		done
+		return
+	fi
+	cat "$out/$k.err" >&2
+	mkdir -p "$out/$k"
+	note "$k: kernel $VM_KVER ($VM_IMAGE), modules from $SROCE_REPO/build/$VM_KVER/"
+
+	for name in "${names[@]}"; do
+		if [ -n "${s_kernels[$name]}" ] && [[ " ${s_kernels[$name]} " != *" $k "* ]]; then
+			tap_ok "$k/$name # SKIP not for this kernel (kernels: ${s_kernels[$name]})"
+			continue
+		fi
+		why=
+		for req in ${s_requires[$name]}; do
+			ko=$SROCE_REPO/build/$VM_KVER/$req.ko
+			[ -f "$ko" ] || why+="$req.ko not built: $ko does not exist (run 'make kmods'). "
+		done
+		if [ -n "$why" ]; then
+			fail_scenario "$k" "$name" "${s_topo[$name]}" "$why"
+			continue
+		fi
+		topo=${s_topo[$name]}
+		case $topo in
+		netns | twovm) ;;
+		*)
+			fail_scenario "$k" "$name" netns "unknown topology '$topo' in ${s_file[$name]}"
+			continue
+			;;
+		esac
+		if [ "${s_isolate[$name]}" = yes ]; then
+			isolated+=("$name")
+		elif [ "$topo" = netns ]; then
+			netns_list+=("$name")
+		else
+			twovm_list+=("$name")
+		fi
+	done
+
+	[ ${#netns_list[@]} -gt 0 ] && run_group "$k" netns "${netns_list[@]}"
+	[ ${#twovm_list[@]} -gt 0 ] && run_group "$k" twovm "${twovm_list[@]}"
+	for name in "${isolated[@]}"; do
+		run_group "$k" "${s_topo[$name]}" "$name"
+	done
+}
+
+if [ ${#names[@]} -eq 0 ]; then
+	note "no scenario in $scen_dir matches '${filter}'"
+fi
+IFS=, read -r -a klist <<<"$kernels"
+for k in "${klist[@]}"; do
+	run_kernel "$k"
+done
+
+echo "1..$n_tests"
+[ $n_fail -gt 0 ] && note "failures: logs under $out"
+echo "$n_pass passed, $n_fail failed"
+[ $n_fail -eq 0 ]
