@@ -26,7 +26,6 @@ dp_ns_dev() {
 }
 
 dp_setup() {
-	local ip4 ip6
 	need_module sroce
 	dp_ns_dev
 	if [ "$TOPO" = netns ]; then
@@ -35,18 +34,25 @@ dp_setup() {
 		wait_until 30 port_is sroce0 PORT_ACTIVE
 		wait_until 30 port_is sroce1 PORT_ACTIVE
 	else
+		# A device left by an earlier scenario would be reused otherwise.
+		rdma link delete sroce0 >/dev/null 2>&1
 		check "attach sroce0 to eth0" rdma link add sroce0 type sroce netdev eth0 || bail "no device"
 		wait_until 30 port_is sroce0 PORT_ACTIVE
 	fi
-	# GIDs appear asynchronously, after the addresses are seen.
-	wait_until 30 gid_index "$DP_CLI_DEV" "$(gid_v4 "$NET4_A")" >/dev/null
-	wait_until 30 gid_index "$DP_SRV_DEV" "$(gid_v4 "$NET4_B")" >/dev/null
-	wait_until 30 gid_index "$DP_CLI_DEV" "$(gid_v6 "$NET6_A")" >/dev/null
-	wait_until 30 gid_index "$DP_SRV_DEV" "$(gid_v6 "$NET6_B")" >/dev/null
-	DP_CLI_GID4=$(gid_index "$DP_CLI_DEV" "$(gid_v4 "$NET4_A")")
-	DP_SRV_GID4=$(gid_index "$DP_SRV_DEV" "$(gid_v4 "$NET4_B")")
-	DP_CLI_GID6=$(gid_index "$DP_CLI_DEV" "$(gid_v6 "$NET6_A")")
-	DP_SRV_GID6=$(gid_index "$DP_SRV_DEV" "$(gid_v6 "$NET6_B")")
+	# GIDs appear asynchronously, after the addresses are seen. On twovm
+	# each guest knows only its own device: both sides use their own.
+	local cli4=$NET4_A srv4=$NET4_B cli6=$NET6_A srv6=$NET6_B
+	if [ "$TOPO" = twovm ]; then
+		cli4=$MY_IP4 srv4=$MY_IP4 cli6=$MY_IP6 srv6=$MY_IP6
+	fi
+	wait_until 30 gid_index "$DP_CLI_DEV" "$(gid_v4 "$cli4")"
+	wait_until 30 gid_index "$DP_SRV_DEV" "$(gid_v4 "$srv4")"
+	wait_until 30 gid_index "$DP_CLI_DEV" "$(gid_v6 "$cli6")"
+	wait_until 30 gid_index "$DP_SRV_DEV" "$(gid_v6 "$srv6")"
+	DP_CLI_GID4=$(gid_index "$DP_CLI_DEV" "$(gid_v4 "$cli4")")
+	DP_SRV_GID4=$(gid_index "$DP_SRV_DEV" "$(gid_v4 "$srv4")")
+	DP_CLI_GID6=$(gid_index "$DP_CLI_DEV" "$(gid_v6 "$cli6")")
+	DP_SRV_GID6=$(gid_index "$DP_SRV_DEV" "$(gid_v6 "$srv6")")
 	[ -n "$DP_CLI_GID4" ] && [ -n "$DP_SRV_GID4" ] || bail "no IPv4 GIDs"
 }
 

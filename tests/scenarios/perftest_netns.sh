@@ -5,6 +5,7 @@
 # sroce, between two network namespaces of one guest (tests in perftest_body.sh).
 #
 # topology: netns
+# kernels: 6.1 debug
 # timeout: 1200
 # requires: sroce
 

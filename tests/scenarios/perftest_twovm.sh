@@ -5,6 +5,7 @@
 # sroce, between two guests (tests in perftest_body.sh).
 #
 # topology: twovm
+# kernels: 6.1 6.12
 # timeout: 1200
 # requires: sroce
 

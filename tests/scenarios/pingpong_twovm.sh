@@ -4,6 +4,7 @@
 # ibv_rc/uc/ud_pingpong over sroce with payload checks, between two guests (tests in pingpong_body.sh).
 #
 # topology: twovm
+# kernels: 6.1 6.12
 # timeout: 900
 # requires: sroce
 
