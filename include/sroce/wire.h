@@ -8,7 +8,7 @@
  *
  * Packet layout after the UDP header:
  *
- *	BTH | [DETH] [RETH] [FETH] [AtomicETH] [AETH] [AtomicAckETH] [ImmDt] [IETH]
+ *	BTH | [DETH] [FETH] [RETH] [AtomicETH] [AETH] [AtomicAckETH] [ImmDt] [IETH]
  *	    | payload | pad (0-3 bytes) | ICRC (4 bytes)
  *
  * The extension headers present are a function of the opcode alone, and
@@ -200,8 +200,8 @@ enum sroce_opcode {
 /* Header bits in struct sroce_opcode_info.hdrs, in their wire order. */
 enum sroce_hdr {
 	SROCE_HDR_DETH,
-	SROCE_HDR_RETH,
 	SROCE_HDR_FETH,
+	SROCE_HDR_RETH,
 	SROCE_HDR_ATMETH,
 	SROCE_HDR_AETH,
 	SROCE_HDR_ATMACK,

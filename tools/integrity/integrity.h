@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+
 #define SI_PROTO_VERSION	1
 #define SI_DEFAULT_PORT		"18520"
 #define SI_GRH_LEN		40
@@ -81,8 +83,7 @@ struct si_case {
 /* Deliberate faults in what the client sends, to prove the checks work. */
 enum si_inject {
 	SI_INJ_NONE,
-	SI_INJ_PAYLOAD,		/* flip a payload bit, read from a wrong
-				 * address, use a wrong atomic operand */
+	SI_INJ_PAYLOAD,		/* a flipped bit, a wrong atomic operand */
 	SI_INJ_IMM,		/* wrong immediate data */
 	SI_INJ_SHORT,		/* one byte short */
 };
@@ -108,8 +109,7 @@ struct si_opts {
 
 /* main.c */
 double si_now(void);
-void si_vlog(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+__printf(2, 3) void si_vlog(int level, const char *fmt, ...);
 extern int si_verbose;
 
 /* ctl.c: the TCP control channel */

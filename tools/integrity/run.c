@@ -51,6 +51,20 @@ static void fill_sges(struct ibv_sge *sge, const struct si_layout *l,
 	}
 }
 
+/* The canary around the 8 bytes of an atomic slot. */
+static bool atomic_guard_check(const uint8_t *slot, size_t stride,
+			       size_t *bad)
+{
+	size_t tail = SI_ATOMIC_OFF + 8;
+
+	if (!si_canary_check(slot, SI_ATOMIC_OFF, bad))
+		return false;
+	if (si_canary_check(slot + tail, stride - tail, bad))
+		return true;
+	*bad += tail;
+	return false;
+}
+
 /* ------------------------------------------------------------------ */
 /* Client */
 
@@ -79,10 +93,7 @@ struct client_run {
 	size_t errlen;
 };
 
-static void cfail(struct client_run *cr, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void cfail(struct client_run *cr, const char *fmt, ...)
+static __printf(2, 3) void cfail(struct client_run *cr, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -196,6 +207,7 @@ static void client_complete(struct client_run *cr, const struct ibv_wc *wc)
 	const struct si_case *c = cr->c;
 	uint32_t i = cr->done;
 	uint8_t *slot = client_slot(cr, i);
+	unsigned int flags, want;
 	char why[SI_ERR_LEN];
 	struct si_layout l;
 	uint64_t got;
@@ -221,6 +233,14 @@ static void client_complete(struct client_run *cr, const struct ibv_wc *wc)
 	if (wc->qp_num != cr->r.qp->qp_num) {
 		cfail(cr, "msg %u: completion qp_num 0x%x, expected 0x%x", i,
 		      wc->qp_num, cr->r.qp->qp_num);
+		return;
+	}
+	/* Requesters flag the completion of a work request with immediate. */
+	flags = wc->wc_flags & (IBV_WC_WITH_IMM | IBV_WC_GRH);
+	want = cr->op->imm ? IBV_WC_WITH_IMM : 0;
+	if (flags != want) {
+		cfail(cr, "msg %u: completion wc_flags 0x%x, expected 0x%x", i,
+		      flags, want);
 		return;
 	}
 	if (c->op == SI_OP_RC_READ) {
@@ -249,11 +269,9 @@ static void client_complete(struct client_run *cr, const struct ibv_wc *wc)
 			      (unsigned long long)cr->orig[i]);
 			return;
 		}
-		if (!si_canary_check(slot, SI_ATOMIC_OFF, &bad) ||
-		    !si_canary_check(slot + SI_ATOMIC_OFF + 8,
-				     cr->stride - SI_ATOMIC_OFF - 8, &bad)) {
-			cfail(cr, "msg %u: atomic result overran its 8 bytes",
-			      i);
+		if (!atomic_guard_check(slot, cr->stride, &bad)) {
+			cfail(cr, "msg %u: atomic result: guard byte at slot offset %zu: expected 0x%02x, got 0x%02x",
+			      i, bad, SI_CANARY, slot[bad]);
 			return;
 		}
 	}
@@ -485,10 +503,7 @@ struct server_run {
 	char err[SI_ERR_LEN];
 };
 
-static void sfail(struct server_run *sr, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sfail(struct server_run *sr, const char *fmt, ...)
+static __printf(2, 3) void sfail(struct server_run *sr, const char *fmt, ...)
 {
 	char buf[SI_ERR_LEN - 16];
 	va_list ap;
@@ -691,12 +706,10 @@ static void server_final_check(struct server_run *sr)
 			      (unsigned long long)vals[i]);
 			return;
 		}
-		if (!si_canary_check(slot, SI_ATOMIC_OFF, &bad) ||
-		    !si_canary_check(slot + SI_ATOMIC_OFF + 8,
-				     SI_ATOMIC_STRIDE - SI_ATOMIC_OFF - 8,
-				     &bad)) {
-			sfail(sr, "atomic target %u: bytes around it changed",
-			      i);
+		if (!atomic_guard_check(slot, SI_ATOMIC_STRIDE, &bad)) {
+			sfail(sr, "atomic target %u: guard byte at offset %zu: expected 0x%02x, got 0x%02x",
+			      i, i * SI_ATOMIC_STRIDE + bad, SI_CANARY,
+			      slot[bad]);
 			return;
 		}
 	}
