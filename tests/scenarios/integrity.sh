@@ -11,6 +11,7 @@
 # timeout: 900
 # requires: sroce
 
+# shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=integrity_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"

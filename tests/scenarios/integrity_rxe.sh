@@ -11,6 +11,7 @@
 # kernels: 6.1 6.12
 # timeout: 900
 
+# shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=integrity_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"

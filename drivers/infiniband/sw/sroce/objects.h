@@ -207,7 +207,8 @@ enum sroce_swqe_state {
 /**
  * struct sroce_swqe - the kernel's private copy of a send WQE
  * @wr: the user's WQE header, copied out of the ring and validated
- * @sge: the gather list, copied with it (or the inline data)
+ * @sge: the gather list, copied with it
+ * @inline_buf: or the inline data
  * @state: enum sroce_swqe_state
  * @status: the completion status (enum ib_wc_status)
  * @inline_data: @sge holds inline bytes, not SGEs
@@ -342,6 +343,8 @@ struct sroce_rd_res {
  * @nak_sent: a sequence error NAK was sent for @epsn
  * @resp_busy: READ responses are being sent from @resp_work; requests wait
  *	in @resp_backlog meanwhile, to keep responses in PSN order
+ * @resp_congested: the transmit queue refused a READ response; the work
+ *	item pauses before going on
  * @resp_fatal: the responder failed; the QP moves to the error state from
  *	@resp_work
  * @resp_backlog: requests received while @resp_busy
@@ -418,6 +421,7 @@ struct sroce_qp {
 	u32			resp_in;
 	bool			nak_sent;
 	bool			resp_busy;
+	bool			resp_congested;
 	bool			resp_fatal;
 	struct sk_buff_head	resp_backlog;
 	struct sroce_rd_res	*active_res;

@@ -275,6 +275,14 @@ static u32 sroce_req_mtu(struct sroce_qp *qp)
 	return qp->mtu;
 }
 
+/* Pause sending for a tick, with a smaller window. */
+static void sroce_req_backoff(struct sroce_qp *qp)
+{
+	qp->cwnd = max_t(u32, qp->cwnd / 2, SROCE_WINDOW_MIN);
+	qp->rnr_wait = true;
+	mod_timer(&qp->rnr_timer, jiffies + 1);
+}
+
 /* Send the next packet of a SEND or WRITE. */
 static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
 					     struct sroce_swqe *wqe)
@@ -311,7 +319,12 @@ static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
 		qp->pkts_since_ackreq = 0;
 	}
 	av = sroce_req_av(qp, wqe, &dqpn);
-	sroce_pkt_send(qp, av, &pkt, dqpn);
+	if (sroce_pkt_send(qp, av, &pkt, dqpn) == -ENOBUFS &&
+	    qp->type == IB_QPT_RC) {
+		/* The local queue is full: pause, then send this packet again. */
+		sroce_req_backoff(qp);
+		return IB_WC_GENERAL_ERR;
+	}
 
 	wqe->sent += payload;
 	qp->req_psn = sroce_psn_add(pkt.bth.psn, 1);
@@ -508,8 +521,9 @@ void sroce_req_run(struct sroce_qp *qp)
 
 		status = sroce_req_step(qp, wqe);
 		if (status == IB_WC_GENERAL_ERR) {
-			/* Out of memory: try again from the work item. */
-			queue_work(system_unbound_wq, &qp->req_work);
+			/* Out of memory or queue space: try again later. */
+			if (!qp->rnr_wait)
+				queue_work(system_unbound_wq, &qp->req_work);
 			break;
 		}
 		if (status != IB_WC_SUCCESS) {

@@ -168,7 +168,11 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 					SROCE_AETH_ACK |
 					SROCE_AETH_CREDIT_INVALID, qp->msn);
 		pkt.bth.psn = res->next_psn;
-		sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+		if (sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn) == -ENOBUFS) {
+			/* The NIC's queue is full: send it again later. */
+			qp->resp_congested = true;
+			return false;
+		}
 
 		res->va += payload;
 		res->resid -= payload;
@@ -407,7 +411,7 @@ static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
 		const struct sroce_immdt *imm =
 			sroce_resp_hdr(skb, info, SROCE_HDR_IMMDT);
 
-		wc.ex.imm_data = (__force __u32)imm->imm;
+		wc.ex.imm_data = imm->imm;
 		wc.wc_flags |= IB_WC_WITH_IMM;
 	}
 	if (info->hdrs & BIT(SROCE_HDR_IETH)) {
@@ -651,7 +655,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 		const struct sroce_immdt *imm =
 			sroce_resp_hdr(skb, info, SROCE_HDR_IMMDT);
 
-		wc.ex.imm_data = (__force __u32)imm->imm;
+		wc.ex.imm_data = imm->imm;
 		wc.wc_flags |= IB_WC_WITH_IMM;
 	}
 	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE);
@@ -763,7 +767,7 @@ static void sroce_resp_drain_backlog(struct sroce_qp *qp)
 void sroce_resp_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
-	bool fatal;
+	bool fatal, again;
 
 	spin_lock_bh(&qp->rq_lock);
 	if (qp->resp_busy && qp->active_res && sroce_resp_state_ok(qp)) {
@@ -774,11 +778,19 @@ void sroce_resp_work(struct work_struct *work)
 			sroce_resp_drain_backlog(qp);
 		}
 	}
-	if (qp->resp_busy && sroce_resp_state_ok(qp))
-		queue_work(system_unbound_wq, &qp->resp_work);
+	again = qp->resp_busy && sroce_resp_state_ok(qp);
 	fatal = qp->resp_fatal && READ_ONCE(qp->state) != IB_QPS_ERR &&
 		READ_ONCE(qp->state) != IB_QPS_RESET;
-	spin_unlock_bh(&qp->rq_lock);
+	if (again && qp->resp_congested) {
+		qp->resp_congested = false;
+		spin_unlock_bh(&qp->rq_lock);
+		/* Let the transmit queue drain before the next burst. */
+		usleep_range(200, 400);
+	} else {
+		spin_unlock_bh(&qp->rq_lock);
+	}
+	if (again)
+		queue_work(system_unbound_wq, &qp->resp_work);
 
 	if (fatal)
 		sroce_qp_error(qp);

@@ -188,8 +188,9 @@ static void sroce_push_ip6(struct sk_buff *skb, const struct sroce_av *av)
  * @dqpn: the destination QP number
  *
  * Context: any, with bottom halves disabled.
- * Return: 0, or a negative errno when the packet could not be routed. A
- * packet dropped later on the way is the transport's to recover.
+ * Return: 0, -ENOBUFS when the local transmit queue dropped it, or another
+ * negative errno when the packet could not be routed. A packet dropped
+ * further on is the transport's to recover.
  */
 int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 		   struct sroce_pkt *pkt, u32 dqpn)
@@ -235,6 +236,7 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	} else {
 		err = ip_local_out(qp->sdev->net, NULL, skb);
 	}
-	/* Congestion drops are recovered by the transport like losses. */
-	return err < 0 ? err : 0;
+	if (err < 0)
+		return err;
+	return net_xmit_eval(err) ? -ENOBUFS : 0;
 }
