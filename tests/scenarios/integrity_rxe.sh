@@ -8,7 +8,7 @@
 # a few runs with injected faults that must be caught (integrity_lib.sh).
 #
 # topology: twovm
-# kernels: 6.1 6.12
+# kernels: 6.1
 # timeout: 900
 
 # shellcheck source=lib.sh

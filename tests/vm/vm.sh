@@ -29,7 +29,8 @@
 #                           SROCE_VM_LOCK_HELD=1
 #   vm_start BOOTDIR TOPO ROLE [CMDLINE...]
 #                           starts one VM in the background; its pid is
-#                           appended to VM_PIDS
+#                           appended to VM_PIDS; $SROCE_VM_APPEND is added
+#                           to every kernel command line
 #   vm_start_topo BOOTDIR TOPO
 #                           starts the VMs of a topology (netns: a;
 #                           twovm: a and b joined by one virtio-net link)
@@ -229,6 +230,7 @@ vm_stage_modules() {
 		while read -r f; do
 			[ -n "$(find "$f" -maxdepth 0 -mmin +1440)" ] && rm -rf "$f"
 		done
+	return 0
 }
 
 vm_lock() {
@@ -262,6 +264,7 @@ vm_start() {
 	[ -n "${VM_MODSTAGE:-}" ] && cmdline+=" srocevm.modstage=$VM_MODSTAGE"
 	[ "$VM_KNAME" = debug ] && cmdline+=" kmemleak=on kasan_multi_shot"
 	[ $# -gt 0 ] && cmdline+=" $*"
+	[ -n "${SROCE_VM_APPEND:-}" ] && cmdline+=" $SROCE_VM_APPEND"
 
 	mkdir -p "$bootdir/$role"
 	"$SROCE_QEMU" -accel tcg -machine pc -cpu "${SROCE_QEMU_CPU:-max}" -smp 1 -m "$VM_MEM" \
