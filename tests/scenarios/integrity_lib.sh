@@ -13,7 +13,8 @@
 #         IPv6 too)
 #   inject: a few runs with faults the client injects on purpose, each of
 #         which must fail with the message that names it
-# Extra client arguments: INTEGRITY_ARGS (e.g. "--quick").
+# Extra client arguments: INTEGRITY_ARGS (e.g. "--quick"), and for the
+# IPv6 session INTEGRITY_V6_ARGS.
 
 shopt -s lastpipe
 
@@ -173,7 +174,8 @@ integrity_main() {
 	# shellcheck disable=SC2086
 	integrity_session v4 "$g4" "$PEER_IP4" ${INTEGRITY_ARGS:-}
 	# shellcheck disable=SC2086
-	integrity_session v6 "$g6" "$PEER_IP6" ${INTEGRITY_ARGS:-}
+	integrity_session v6 "$g6" "$PEER_IP6" ${INTEGRITY_ARGS:-} \
+		${INTEGRITY_V6_ARGS:-}
 	integrity_inject inject "$g4" "$PEER_IP4"
 
 	barrier integrity-done 120
