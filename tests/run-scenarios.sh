@@ -173,8 +173,12 @@ run_boot() {
 		vm_unlock
 		return
 	fi
-	[ -f "${VM_MODSTAGE:-/nonexistent}/lib/modules/$VM_KVER/extra/sroce.ko" ] ||
-		note "$VM_KNAME: no sroce.ko in $SROCE_REPO/build/$VM_KVER/ at boot time (being rebuilt?)"
+	for name in "${list[@]}"; do
+		[[ " ${s_requires[$name]} " == *" sroce "* ]] || continue
+		[ -f "${VM_MODSTAGE:-/nonexistent}/lib/modules/$VM_KVER/extra/sroce.ko" ] ||
+			note "$VM_KNAME: no sroce.ko in $SROCE_REPO/build/$VM_KVER/ at boot time (being rebuilt?)"
+		break
+	done
 	if ! vm_start_topo "$bootdir" "$topo"; then
 		kill_reason="QEMU did not start"
 		vm_kill
@@ -410,7 +414,7 @@ run_group() {
 # run_kernel KNAME
 run_kernel() {
 	local k=$1 name topo m ko req why
-	local -a ready netns_list twovm_list isolated
+	local -a netns_list=() twovm_list=() isolated=()
 
 	if ! vm_kernel "$k" 2>"$out/$k.err" || ! vm_initramfs 2>>"$out/$k.err"; then
 		for name in "${names[@]}"; do

@@ -12,8 +12,8 @@
 # timeout: 900
 
 # shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/lib.sh"
 # shellcheck source=integrity_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/integrity_lib.sh"
 
 integrity_main rdma_rxe rxe rxe0

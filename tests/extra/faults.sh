@@ -26,11 +26,11 @@
 # timeout: 1500
 # requires: sroce
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/lib.sh"
 # shellcheck source=datapath_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/datapath_lib.sh"
 # shellcheck source=integrity_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/integrity_lib.sh"
 
 RNR_TOOL=$(dirname "${BASH_SOURCE[0]}")/faults_rnr.py
 RNR_TOOL=$(cd "$(dirname "$RNR_TOOL")" && pwd)/faults_rnr.py

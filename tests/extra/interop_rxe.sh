@@ -16,11 +16,11 @@
 # timeout: 1500
 # requires: sroce
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/lib.sh"
 # shellcheck source=datapath_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/datapath_lib.sh"
 # shellcheck source=integrity_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/integrity_lib.sh"
 
 # attach MODULE TYPE DEV: load MODULE and put DEV on eth0; sets the
 # datapath_lib and integrity_lib variables for this VM's side.
