@@ -56,7 +56,12 @@ mount_all() {
 	mkdir -p /dev/pts /dev/shm
 	mount -t devpts devpts /dev/pts
 	mount -t tmpfs tmpfs /dev/shm
-	mount -t tmpfs tmpfs /tmp
+	# A fresh /tmp, unless the repository (a clone there) would vanish
+	# under it: the root overlay is writable and in memory anyway.
+	case $(arg repo)/ in
+	/tmp/*) ;;
+	*) mount -t tmpfs tmpfs /tmp ;;
+	esac
 	mount -t tmpfs -o mode=0755 tmpfs /run
 	mkdir -p /run/netns /run/sroce/out /run/lock
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
