@@ -13,6 +13,10 @@
 #             (default: out/scenarios/DATE-TIME in the repository)
 #   --dir     scenario directory (default tests/scenarios)
 #   --list    print the selected scenarios and their headers, boot nothing
+#   --kmemleak boot|each
+#             on a kernel with kmemleak (debug): scan after the last
+#             scenario of each boot (default; one test point per boot), or
+#             after each scenario (slow: two scans per scenario)
 #
 # Scenarios of one topology share a boot; the guest stops a shared boot as
 # soon as the kernel is no longer clean (a splat, a leak, a failed
@@ -32,7 +36,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/vm/vm.sh"
 
 usage() {
-	sed -n '4,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '4,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
@@ -52,11 +56,15 @@ while [ $# -gt 0 ]; do
 	--dir) scen_dir=${2:-}; shift 2 || usage ;;
 	--dir=*) scen_dir=${1#*=}; shift ;;
 	--list) list_only=1; shift ;;
+	--kmemleak) SROCE_KMEMLEAK=${2:-}; shift 2 || usage ;;
+	--kmemleak=*) SROCE_KMEMLEAK=${1#*=}; shift ;;
 	-h | --help) usage ;;
 	*) echo "unknown argument: $1" >&2; usage ;;
 	esac
 done
 [ -n "$kernels" ] || usage
+case ${SROCE_KMEMLEAK:=boot} in boot | each) ;; *) usage ;; esac
+export SROCE_KMEMLEAK
 scen_dir=$(cd "$scen_dir" && pwd) || exit 2
 out=${out:-$SROCE_REPO/out/scenarios/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
@@ -154,7 +162,7 @@ run_boot() {
 	shift 2
 	local -a list=("$@") roles=(a)
 	local r name cur deadline now t0 ready_note="" last_end dead
-	local grace=$((${SROCE_VM_GRACE:-90} * VM_SLOW)) between=$((120 * VM_SLOW)) boot_limit=$((120 * VM_SLOW))
+	local grace=$((${SROCE_VM_GRACE:-90} * VM_SLOW)) between=$((120 * VM_SLOW)) boot_limit=$((200 * VM_SLOW))
 	declare -A ready=() done_r=()
 
 	[ "$topo" = twovm ] && roles=(a b)
@@ -356,6 +364,29 @@ report_scenario() {
 	done
 }
 
+# report_boot_kmemleak KNAME BOOTDIR TOPO: the leaks found at the end of a
+# boot (kmemleak=boot), one test point per VM, naming the scenarios run.
+report_boot_kmemleak() {
+	local k=$1 bootdir=$2 topo=$3 r ran name vm
+	for r in a b; do
+		[ -f "$bootdir/$r/boot.kmemleak" ] || continue
+		vm=
+		[ "$topo" = twovm ] && vm=" (VM $r)"
+		ran=
+		while read -r name _; do
+			[ -e "$bootdir/$r/$name.begin" ] && ran+=" $name"
+		done <"$bootdir/scenarios"
+		if [ -s "$bootdir/$r/boot.kmemleak" ]; then
+			tap_not_ok "$k/kmemleak after${ran}$vm" \
+				"kmemleak reports after these scenarios ran in one boot (isolate with --filter NAME --kmemleak each):" \
+				"$(head -n 60 "$bootdir/$r/boot.kmemleak")"
+			note "logs: $bootdir/$r/boot.kmemleak"
+		else
+			tap_ok "$k/kmemleak after${ran}$vm"
+		fi
+	done
+}
+
 # fail_scenario KNAME NAME TOPO MESSAGE...: report a scenario that could
 # not run at all.
 fail_scenario() {
@@ -398,6 +429,7 @@ run_group() {
 				rest+=("$name")
 			fi
 		done
+		report_boot_kmemleak "$k" "$bootdir" "$topo"
 		if [ $started = 0 ]; then
 			for name in "${pending[@]}"; do
 				fail_scenario "$k" "$name" "$topo" \

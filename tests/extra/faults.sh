@@ -8,11 +8,12 @@
 #              counter exceeded" after rnr_retry + 1 RNR NAKs, and succeed
 #              once the receiver posts a buffer while the sender retries
 #              (faults_rnr.py)
-#   retry:     the peer vanishes during ibv_rc_pingpong (netem loss 100% and
-#              an ingress drop of UDP 4791 on VM b): the client's WQE must
-#              complete with "transport retry counter exceeded" (12) after
-#              retry_cnt + 1 retransmission timeouts; afterwards a new
-#              pingpong must pass again
+#   retry:     the peer vanishes during ibv_rc_pingpong (VM b drops every
+#              UDP 4791 packet it receives, so no request of VM a is ever
+#              acknowledged again): the client's WQE must complete with
+#              "transport retry counter exceeded" (12) after retry_cnt + 1
+#              retransmission timeouts; once the peer is back, a new
+#              pingpong must pass
 #   loss:      2% loss; the integrity tool's RC cases verify every byte and
 #              the counters must show timeouts and sequence NAKs
 #   reorder:   10 ms delay for 75% of the packets; sequence NAKs
@@ -20,16 +21,18 @@
 #   corrupt:   1% bit flips in the headers netem can reach; they must fail
 #              the ICRC (rx_bad_icrc) and never be placed: data verified
 #
-# Counters are compared before and after each case, on both VMs.
+# Counters are compared before and after each case, on both VMs. For a
+# one-off run of some cases (tests/vm/shell.sh), FAULTS_CASES lists them,
+# e.g. FAULTS_CASES="retry loss".
 #
 # topology: twovm
 # timeout: 1500
 # requires: sroce
 
 . "$(dirname "${BASH_SOURCE[0]}")/../scenarios/lib.sh"
-# shellcheck source=datapath_lib.sh
+# shellcheck source=../scenarios/datapath_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scenarios/datapath_lib.sh"
-# shellcheck source=integrity_lib.sh
+# shellcheck source=../scenarios/integrity_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scenarios/integrity_lib.sh"
 
 RNR_TOOL=$(dirname "${BASH_SOURCE[0]}")/faults_rnr.py
@@ -208,7 +211,7 @@ retry_exhaustion() {
 		wait_until 60 pp_listening $port
 		put retry.ready 1
 		if get retry.cut $((limit * 2)) >/dev/null; then
-			impair loss 100% && drop_roce_ingress
+			drop_roce_ingress
 			put retry.cutdone "$?"
 			get retry.clientdone $((limit * 2)) >/dev/null
 		fi
@@ -236,7 +239,7 @@ retry_exhaustion() {
 	put retry.cut 1
 	rc=$(get retry.cutdone 120)
 	if [ "$rc" = 0 ]; then
-		ok "retry: VM b drops all RoCE traffic (netem loss 100%, ingress drop)"
+		ok "retry: VM b drops all RoCE traffic it receives (tc ingress filter)"
 	else
 		not_ok "retry: VM b drops all RoCE traffic" "tc on VM b failed: ${rc:-no answer}"
 	fi
@@ -267,6 +270,13 @@ retry_exhaustion() {
 		cli retransmit_timeouts -ge $((PP_RETRY_CNT + 1))
 	expect_ctr "retry: retry exhaustion counted once" cli retry_exceeded -eq 1
 	rm -f "$out"
+}
+
+# After the peer is back, new QPs work.
+retry_after() {
+	dp_pair "retry: the peer is back: ibv_rc_pingpong -s 4096 -c passes" 120 \
+		ibv_rc_pingpong -d @DEV@ -g @GID4@ -p 18546 -s 4096 -n 20 -c -- \
+		ibv_rc_pingpong -d @DEV@ -g @GID4@ -p 18546 -s 4096 -n 20 -c @SRV4@
 }
 
 # ---------------------------------------------------------------------------
@@ -327,41 +337,52 @@ dp_setup
 # shellcheck disable=SC2034 # read by integrity_lib.sh
 INTEGRITY_DEV=$DEV
 
-rnr_case exceed
-rnr_case recover
-retry_exhaustion
+case_rnr() {
+	rnr_case exceed
+	rnr_case recover
+}
 
-impaired loss loss 2%
-if [ "$ROLE" = a ]; then
-	expect_ctr "loss: the client timed out and retransmitted" cli retransmit_timeouts -gt 0
-	expect_ctr "loss: the server asked for missing packets" srv seq_nak_sent -gt 0
-	expect_ctr "loss: the client went back on sequence NAKs" cli seq_nak_received -gt 0
-	expect_ctr "loss: no ICRC errors" cli rx_bad_icrc -eq 0
-fi
+case_retry() {
+	retry_exhaustion
+	retry_after
+}
 
-# perftest's own RC traffic on the lossy link (completions checked only).
-barrier perftest-loss 120
-impair loss 2%
-perftest_impaired loss ib_write_bw -s 65536 -n 200
-perftest_impaired loss ib_read_bw -s 65536 -n 200
-barrier perftest-loss-end 300
-unimpair
+case_loss() {
+	impaired loss loss 2%
+	if [ "$ROLE" = a ]; then
+		expect_ctr "loss: the client timed out and retransmitted" cli retransmit_timeouts -gt 0
+		expect_ctr "loss: the server asked for missing packets" srv seq_nak_sent -gt 0
+		expect_ctr "loss: the client went back on sequence NAKs" cli seq_nak_received -gt 0
+		expect_ctr "loss: no ICRC errors" cli rx_bad_icrc -eq 0
+	fi
+	# perftest's own RC traffic on the lossy link (completions checked only).
+	barrier perftest-loss 120
+	impair loss 2%
+	perftest_impaired loss ib_write_bw -s 65536 -n 200
+	perftest_impaired loss ib_read_bw -s 65536 -n 200
+	barrier perftest-loss-end 300
+	unimpair
+}
 
-impaired reorder delay 10ms reorder 25% 50%
-if [ "$ROLE" = a ]; then
+case_reorder() {
+	impaired reorder delay 10ms reorder 25% 50%
+	[ "$ROLE" = a ] || return 0
 	expect_ctr "reorder: the server saw packets out of sequence" srv rx_out_of_sequence -gt 0
 	expect_ctr "reorder: the server sent sequence NAKs" srv seq_nak_sent -gt 0
 	expect_ctr "reorder: no ICRC errors" cli rx_bad_icrc -eq 0
-fi
+}
 
-impaired duplicate duplicate 2%
-if [ "$ROLE" = a ]; then
+case_duplicate() {
+	impaired duplicate duplicate 2%
+	[ "$ROLE" = a ] || return 0
 	expect_ctr "duplicate: the server recognised duplicate requests" srv rx_duplicate_request -gt 0
 	expect_ctr "duplicate: no ICRC errors" cli rx_bad_icrc -eq 0
-fi
+}
 
-impaired corrupt corrupt 1%
-if [ "$ROLE" = a ]; then
+case_corrupt() {
+	local bad
+	impaired corrupt corrupt 1%
+	[ "$ROLE" = a ] || return 0
 	bad=$(($(ctr_of "$CLI_D" rx_bad_icrc) + $(ctr_of "$SRV_D" rx_bad_icrc)))
 	if [ "$bad" -gt 0 ]; then
 		ok "corrupt: corrupted packets failed the ICRC (rx_bad_icrc +$(ctr_of "$CLI_D" rx_bad_icrc) client, +$(ctr_of "$SRV_D" rx_bad_icrc) server)"
@@ -371,7 +392,11 @@ if [ "$ROLE" = a ]; then
 			"client counters: $(ctr_nonzero "$CLI_D")" \
 			"server counters: $(ctr_nonzero "$SRV_D")"
 	fi
-fi
+}
+
+for c in ${FAULTS_CASES:-rnr retry loss reorder duplicate corrupt}; do
+	"case_$c"
+done
 
 barrier faults-done 300
 done_testing

@@ -17,9 +17,9 @@
 # requires: sroce
 
 . "$(dirname "${BASH_SOURCE[0]}")/../scenarios/lib.sh"
-# shellcheck source=datapath_lib.sh
+# shellcheck source=../scenarios/datapath_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scenarios/datapath_lib.sh"
-# shellcheck source=integrity_lib.sh
+# shellcheck source=../scenarios/integrity_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scenarios/integrity_lib.sh"
 
 # attach MODULE TYPE DEV: load MODULE and put DEV on eth0; sets the

@@ -55,9 +55,9 @@ mkdir -p "$cache_root"
 prune() {
 	local dir
 
-	ls -1dt "$cache_root"/[0-9a-f]*[0-9a-f] 2>/dev/null |
-		tail -n +$((keep + 1)) |
-		while read -r dir; do
+	find "$cache_root" -mindepth 1 -maxdepth 1 -type d -name '[0-9a-f]*' \
+		-printf '%T@ %p\n' | sort -rn | tail -n +$((keep + 1)) |
+		while read -r _ dir; do
 			[ "$dir" = "$final" ] && continue
 			log "pruning old build $dir"
 			rm -rf "$dir"
@@ -119,7 +119,7 @@ verify_config() {
 	for line in "${bad[@]}"; do
 		opt=${line#\# }
 		opt=${opt%%[= ]*}
-		log "  want: $line    got: $(grep -E "^(# )?$opt[= ]" \
+		log "  want: $line    got: $(grep -E "^(# )?${opt}[= ]" \
 			"$tmp/build/.config" || echo "(absent)")"
 	done
 	die "config fragment not applied"
@@ -139,12 +139,14 @@ make_relocatable() {
 	ln -sfn ../../../../source "$modlib/source"
 }
 
-# Objects of the kernel itself are not needed to build external modules.
+# Objects of the kernel itself are not needed to build external modules;
+# vmlinux stays for decoding stack traces.
 trim_build_dir() {
 	find "$tmp/build" \( -path "$tmp/build/scripts" -o \
 		-path "$tmp/build/tools" \) -prune -o \
 		\( -name '*.o' -o -name '*.a' -o -name '*.ko' \) \
 		-type f -print0 | xargs -0r rm -f
+	rm -f "$tmp/build"/.tmp_vmlinux*
 }
 
 # Prove the build directory works as KDIR before declaring success.

@@ -12,12 +12,13 @@
 #   NAME.tap       its stdout, TAP
 #   NAME.log       its stderr, and the harness's own notes
 #   NAME.dmesg     kernel log from before its setup to after its cleanup
-#   NAME.kmemleak  kmemleak report (debug kernel only); empty when clean
+#   NAME.kmemleak  kmemleak report (srocevm.kmemleak=each); empty when clean
 #   NAME.end       "rc=N cleanup=ok|PROBLEMS", written last
 # The job stops early, leaving the rest to a fresh boot, once the kernel
 # is no longer trustworthy: a splat, a leak or a failed cleanup.
 # R/ready marks the end of the boot, R/alldone a finished job, R/boot.info
-# describes the guest.
+# describes the guest. With srocevm.kmemleak=boot (and a kernel with
+# kmemleak), R/boot.kmemleak holds the leaks found after the last scenario.
 #
 # Command job (BOOTDIR/cmd.sh, tests/vm/shell.sh): runs it once with the
 # topology set up; output in R/cmd.out, exit status in R/cmd.rc.
@@ -42,7 +43,14 @@ poweroff_now() {
 # PID 1 must never return.
 trap poweroff_now EXIT
 
-arg() { sed -n "s/.*srocevm\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
+# arg NAME: the value of srocevm.NAME= on the kernel command line.
+arg() {
+	local w words
+	read -r -a words </proc/cmdline
+	for w in "${words[@]}"; do
+		[[ $w == "srocevm.$1="* ]] && { echo "${w#*=}"; return; }
+	done
+}
 
 mount_all() {
 	mount -t proc proc /proc
@@ -167,6 +175,8 @@ cleanup() {
 	return 0
 }
 
+# kmemleak_scan: print the leaks found since the last call. Two scans
+# with a pause: an object is only reported once it is 5 s old.
 kmemleak_scan() {
 	local k=/sys/kernel/debug/kmemleak
 	[ -w $k ] || return 0
@@ -219,7 +229,7 @@ run_scenario() {
 		SROCE_SLOW=1 wait_until $((limit + 30)) test -e "$SROCE_SYNC/exit.$PEER"
 	fi
 	problems=$(cleanup 2>&1)
-	kmemleak_scan >"$base.kmemleak" 2>&1
+	[ "$KMEMLEAK" = each ] && kmemleak_scan >"$base.kmemleak" 2>&1
 	echo "srocevm: end $name" >/dev/kmsg
 	dmesg_all=$(dmesg)
 	awk -v m="srocevm: begin $name" 'index($0, m) { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' \
@@ -261,6 +271,7 @@ main() {
 	say "stage 2 mounted"
 	ROLE=$(arg role) TOPO=$(arg topo) REPO=$(arg repo) KNAME=$(arg kname)
 	MODROOT=$(arg modroot) MODSTAGE=$(arg modstage) SROCE_SLOW=$(arg slow)
+	KMEMLEAK=$(arg kmemleak)
 	KVER=$(uname -r)
 	SROCE_KNAME=$KNAME SROCE_REPO=$REPO
 	export ROLE TOPO KVER SROCE_KNAME SROCE_REPO SROCE_SLOW
@@ -280,6 +291,9 @@ main() {
 	esac
 	BOOT_MODULES=$(awk '{ print $1 }' /proc/modules | tr '\n' ' ')
 	if [ -w /sys/kernel/debug/kmemleak ]; then
+		# Only the harness scans: an automatic scan would report in the
+		# middle of some scenario. What boot leaves is not ours.
+		echo scan=off >/sys/kernel/debug/kmemleak
 		echo scan >/sys/kernel/debug/kmemleak
 		echo clear >/sys/kernel/debug/kmemleak
 	fi
@@ -295,6 +309,12 @@ main() {
 			[ -n "$name" ] || continue
 			run_scenario "$name" "$limit" "$script" || break
 		done <"$OUT/scenarios"
+		# Leaks of the whole boot, after the last cleanup.
+		if [ "$KMEMLEAK" = boot ] && [ -w /sys/kernel/debug/kmemleak ]; then
+			say "kmemleak scan"
+			kmemleak_scan >"$RDIR/boot.kmemleak.tmp" 2>&1
+			mv "$RDIR/boot.kmemleak.tmp" "$RDIR/boot.kmemleak"
+		fi
 	fi
 	mkdir -p "$OUT/sync"
 	: >"$OUT/sync/stopped.$ROLE"

@@ -13,7 +13,8 @@ lock held when returning
 bad unlock balance
 held lock freed
 DEBUG_LOCKS_WARN_ON
-lockdep
+INFO: lockdep is turned off
+suspicious RCU usage
 refcount_t
 kmemleak: [0-9]+ new suspected
 unreferenced object

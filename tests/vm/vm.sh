@@ -76,7 +76,7 @@ vm_kernel() {
 		VM_IMAGE=$dir/vmlinuz
 		VM_MODROOT=$dir/modules
 		VM_MEM=3072
-		VM_SLOW=3
+		VM_SLOW=5
 		;;
 	*)
 		line=$("$SROCE_REPO/scripts/kernels.sh" | awk -v n="$name" '$1 == n')
@@ -255,11 +255,15 @@ vm_start() {
 	shift 3
 
 	cmdline="console=ttyS0,115200 panic=-1 oops=panic loglevel=6 log_buf_len=8M"
-	cmdline+=" mitigations=off nokaslr norandmaps tsc=reliable no_timer_check"
+	# acpi=noirq: PCI interrupt routing from the BIOS table; evaluating
+	# the ACPI _PRT method takes a minute on the debug kernel under TCG.
+	# norandmaps: without it, every exec loads libraries at new addresses
+	# and TCG translates their code again (exec is four times slower).
+	cmdline+=" mitigations=off nokaslr norandmaps acpi=noirq tsc=reliable no_timer_check"
 	cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 random.trust_cpu=on"
 	cmdline+=" srocevm.guest=$SROCE_VM_DIR/guest.sh srocevm.repo=$SROCE_REPO"
 	cmdline+=" srocevm.role=$role srocevm.topo=$topo srocevm.kname=$VM_KNAME"
-	cmdline+=" srocevm.slow=$VM_SLOW"
+	cmdline+=" srocevm.slow=$VM_SLOW srocevm.kmemleak=${SROCE_KMEMLEAK:-boot}"
 	[ -n "$VM_MODROOT" ] && cmdline+=" srocevm.modroot=$VM_MODROOT"
 	[ -n "${VM_MODSTAGE:-}" ] && cmdline+=" srocevm.modstage=$VM_MODSTAGE"
 	[ "$VM_KNAME" = debug ] && cmdline+=" kmemleak=on kasan_multi_shot"
