@@ -32,7 +32,8 @@ for t in "${targets[@]}"; do
 	out=$root/build/$kver
 	mkdir -p "$out/src"
 	rsync -a --delete --exclude /build --exclude /out --exclude /.git \
-		--exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+		--exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' --exclude '*.mod' \
+		--exclude '*.mod.c' --exclude '*.order' --exclude Module.symvers \
 		"$root/" "$out/src/"
 	echo "  BUILD   $kver"
 	if ! make -s -C "$kdir" M="$out/src" "${make_args[@]}" modules \

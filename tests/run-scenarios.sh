@@ -325,6 +325,7 @@ report_scenario() {
 			*) problems+=("exit status $rc") ;;
 			esac
 			[ "$cleanup" = ok ] || problems+=("cleanup after the scenario: $cleanup")
+			note "$prefix took $(($(stat -c %Y "$base.end") - $(stat -c %Y "$base.begin"))) s"
 		fi
 		[ -n "$tap_bail" ] && problems+=("bailed out: $tap_bail")
 		if [ -e "$base.begin" ] && [ -z "$tap_planned" ]; then
@@ -410,7 +411,9 @@ run_group() {
 		boot_seq=$((boot_seq + 1))
 		bootdir=$out/$k/$(printf '%02d' $boot_seq)-$topo
 		note "$k: boot $boot_seq ($topo): ${pending[*]}"
+		local t0=$SECONDS
 		run_boot "$bootdir" "$topo" "${pending[@]}"
+		note "$k: boot $boot_seq took $((SECONDS - t0)) s"
 		[ -n "$kill_reason" ] && note "$k: boot $boot_seq stopped: $kill_reason"
 		grep -h FAILED "$bootdir"/[ab]/boot.info 2>/dev/null | while read -r line; do
 			note "$k: boot $boot_seq: $line"

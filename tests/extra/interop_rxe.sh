@@ -79,9 +79,9 @@ part() {
 			ibv_rc_pingpong -d @DEV@ -g @GID4@ -s "$size" -n 50 -c -- \
 			ibv_rc_pingpong -d @DEV@ -g @GID4@ -s "$size" -n 50 -c @SRV4@
 	done
-	dp_pair "$P: ibv_rc_pingpong -s 65536 -c (IPv6 GID)" 300 \
+	dp_pair "$P: ibv_rc_pingpong -s 65536 -c (IPv6 GID, IPv4 control connection)" 300 \
 		ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c -- \
-		ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c @SRV6@
+		ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c @SRV4@
 
 	# shellcheck disable=SC2086
 	integrity_session "$P integrity" "$DP_SRV_GID4" "$PEER_IP4" ${INTEGRITY_ARGS:-}

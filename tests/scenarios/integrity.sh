@@ -16,9 +16,4 @@
 # shellcheck source=integrity_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"
 
-# Known open bug: RDMA READs of 1 MiB and more over the IPv6 GID can run
-# out of retries on this link (IPv4 passes every case); until it is fixed
-# the IPv6 session runs the quick subset (every operation, several sizes
-# up to 64 KiB).
-INTEGRITY_V6_ARGS=--quick
 integrity_main sroce sroce sroce0

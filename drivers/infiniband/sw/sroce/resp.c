@@ -715,6 +715,38 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_ack(qp, psn);
 }
 
+/*
+ * A READ request for PSNs already answered means the requester lost part of
+ * the responses and went back (IBTA 9.7.5.1.1): whatever is still being
+ * streamed is of no use to it.
+ */
+static bool sroce_resp_rereads(struct sroce_qp *qp,
+			       const struct sroce_bth *bth,
+			       const struct sroce_opcode_info *info)
+{
+	return qp->type == IB_QPT_RC && (info->flags & SROCE_OPF_READ) &&
+	       sroce_psn_diff(sroce_bth_psn(bth), qp->epsn) < 0;
+}
+
+/*
+ * Stop the READ responses in progress. The requests held back behind them
+ * follow the re-requested PSN, so the requester sends them again.
+ */
+static void sroce_resp_abort_read(struct sroce_qp *qp)
+{
+	struct sroce_rd_res *res = qp->active_res;
+
+	if (res && res->mr) {
+		sroce_mr_put(res->mr);
+		res->mr = NULL;
+	}
+	qp->active_res = NULL;
+	qp->resp_busy = false;
+	qp->resp_congested = false;
+	skb_queue_purge(&qp->resp_backlog);
+	sroce_stat_inc(qp->sdev, SROCE_STAT_READ_RESTART);
+}
+
 /**
  * sroce_resp_recv() - handle a request packet for a QP
  * @qp: the QP
@@ -730,6 +762,8 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		     const struct sroce_opcode_info *info, u32 payload)
 {
 	spin_lock(&qp->rq_lock);
+	if (qp->resp_busy && sroce_resp_rereads(qp, bth, info))
+		sroce_resp_abort_read(qp);
 	if (qp->resp_busy) {
 		if (skb_queue_len(&qp->resp_backlog) < SROCE_RESP_BACKLOG)
 			skb_queue_tail(&qp->resp_backlog, skb_get(skb));

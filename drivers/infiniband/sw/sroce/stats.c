@@ -34,6 +34,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_RNR_RETRY_EXCEEDED].name = "rnr_retry_exceeded",
 	[SROCE_STAT_BAD_SEND_WQE].name = "bad_send_wqe",
 	[SROCE_STAT_COMPLETER_RETRY].name = "completer_retry",
+	[SROCE_STAT_READ_RESTART].name = "read_restart",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
