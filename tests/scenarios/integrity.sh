@@ -7,7 +7,7 @@
 # VM a runs the cases. integrity_rxe.sh does the same over rdma_rxe.
 #
 # topology: twovm
-# kernels: 6.1
+# kernels: 6.1 6.12
 # timeout: 900
 # requires: sroce
 

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: netns
+# kernels: 6.1 6.12
 # requires: sroce
 # timeout: 180
 #

@@ -5,7 +5,7 @@
 # sroce, between two network namespaces of one guest (tests in perftest_body.sh).
 #
 # topology: netns
-# kernels: 6.1 debug
+# kernels: 6.1 6.12
 # timeout: 1200
 # requires: sroce
 

@@ -357,6 +357,10 @@ struct sroce_rd_res {
  * @rd_res_head: next resource to use
  * @resp_work: continues READ responses beyond the softirq budget
  * @req_work: restarts the requester from a timer or a received ACK
+ * @tx_inflight: packets of this QP handed to the IP layer and not yet freed
+ *	(sent by the NIC, or dropped)
+ * @tx_waiters: SROCE_TXW_* bits: who waits for @tx_inflight to go down
+ * @resp_throttled: @resp_work waits for @tx_inflight to go down
  * @counters: per-QP error counts for diagnostics
  */
 struct sroce_qp {
@@ -434,6 +438,15 @@ struct sroce_qp {
 
 	struct work_struct	resp_work;
 	struct work_struct	req_work;
+	atomic_t		tx_inflight;
+	unsigned long		tx_waiters;
+	bool			resp_throttled;
+};
+
+/* Bits of sroce_qp.tx_waiters: the work item to run when packets leave. */
+enum {
+	SROCE_TXW_REQ,
+	SROCE_TXW_RESP,
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -526,5 +539,6 @@ void *sroce_pkt_hdr(struct sroce_pkt *pkt, enum sroce_hdr hdr);
 int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 		   struct sroce_pkt *pkt, u32 dqpn);
 void sroce_pkt_free(struct sroce_pkt *pkt);
+bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter);
 
 #endif /* _SROCE_OBJECTS_H */

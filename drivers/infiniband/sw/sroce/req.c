@@ -517,6 +517,8 @@ void sroce_req_run(struct sroce_qp *qp)
 			queue_work(system_unbound_wq, &qp->req_work);
 			break;
 		}
+		if (sroce_tx_throttled(qp, SROCE_TXW_REQ))
+			break;
 		budget--;
 
 		status = sroce_req_step(qp, wqe);

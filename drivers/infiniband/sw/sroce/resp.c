@@ -112,6 +112,7 @@ void sroce_resp_release(struct sroce_qp *qp)
 		sroce_rd_res_clear(&qp->rd_res[i]);
 	qp->active_res = NULL;
 	qp->resp_busy = false;
+	qp->resp_throttled = false;
 	qp->resp_in = 0;
 	qp->nak_sent = false;
 	qp->rd_res_head = 0;
@@ -144,6 +145,7 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 				     struct sroce_rd_res *res,
 				     unsigned int budget)
 {
+	qp->resp_throttled = false;
 	while (budget--) {
 		bool first = res->resid == res->length;
 		bool last = res->resid <= qp->mtu;
@@ -152,6 +154,11 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 		u8 opcode;
 		void *data;
 
+		if (sroce_tx_throttled(qp, SROCE_TXW_RESP)) {
+			/* Going on when the packets sent so far have left. */
+			qp->resp_throttled = true;
+			return false;
+		}
 		opcode = first && last ? SROCE_OP_READ_RESP_ONLY :
 			 first ? SROCE_OP_READ_RESP_FIRST :
 			 last ? SROCE_OP_READ_RESP_LAST :
@@ -195,7 +202,8 @@ static void sroce_resp_read_start(struct sroce_qp *qp, struct sroce_rd_res *res)
 		return;
 	qp->active_res = res;
 	qp->resp_busy = true;
-	queue_work(system_unbound_wq, &qp->resp_work);
+	if (!qp->resp_throttled)
+		queue_work(system_unbound_wq, &qp->resp_work);
 }
 
 static void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
@@ -743,6 +751,7 @@ static void sroce_resp_abort_read(struct sroce_qp *qp)
 	qp->active_res = NULL;
 	qp->resp_busy = false;
 	qp->resp_congested = false;
+	qp->resp_throttled = false;
 	skb_queue_purge(&qp->resp_backlog);
 	sroce_stat_inc(qp->sdev, SROCE_STAT_READ_RESTART);
 }
@@ -812,7 +821,7 @@ void sroce_resp_work(struct work_struct *work)
 			sroce_resp_drain_backlog(qp);
 		}
 	}
-	again = qp->resp_busy && sroce_resp_state_ok(qp);
+	again = qp->resp_busy && !qp->resp_throttled && sroce_resp_state_ok(qp);
 	fatal = qp->resp_fatal && READ_ONCE(qp->state) != IB_QPS_ERR &&
 		READ_ONCE(qp->state) != IB_QPS_RESET;
 	if (again && qp->resp_congested) {

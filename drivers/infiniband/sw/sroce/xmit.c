@@ -22,6 +22,15 @@
 
 #define SROCE_L3_ROOM	(sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 
+/*
+ * Packets of one QP allowed in the queues below (qdisc, NIC ring) before
+ * its senders pause, and the level at which they go on. A full qdisc in
+ * front of a slow link delays every packet behind it, ACKs and responses
+ * included, until the peer's retransmission timer fires for nothing.
+ */
+#define SROCE_TX_INFLIGHT_HIGH	64
+#define SROCE_TX_INFLIGHT_LOW	16
+
 /**
  * sroce_pkt_alloc() - start a packet
  * @qp: the QP sending it
@@ -132,6 +141,57 @@ static struct dst_entry *sroce_route6(struct sroce_qp *qp,
 	return dst;
 }
 
+/* The skb destructor: one of the QP's packets has left (or was dropped). */
+static void sroce_pkt_sent(struct sk_buff *skb)
+{
+	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+
+	if (atomic_dec_return(&qp->tx_inflight) <= SROCE_TX_INFLIGHT_LOW &&
+	    READ_ONCE(qp->tx_waiters)) {
+		if (test_and_clear_bit(SROCE_TXW_REQ, &qp->tx_waiters))
+			queue_work(system_unbound_wq, &qp->req_work);
+		if (test_and_clear_bit(SROCE_TXW_RESP, &qp->tx_waiters))
+			queue_work(system_unbound_wq, &qp->resp_work);
+	}
+	sroce_qp_put(qp);
+}
+
+/* Count @skb as @qp's until it is freed; the QP lives at least that long. */
+static void sroce_pkt_track(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	if (!sroce_qp_get(qp))
+		return;
+	atomic_inc(&qp->tx_inflight);
+	/* Not a zero-copy skb: the destructor argument is free to use. */
+	skb_shinfo(skb)->destructor_arg = qp;
+	skb->destructor = sroce_pkt_sent;
+}
+
+/**
+ * sroce_tx_throttled() - whether a sender of @qp must wait for its packets
+ * to leave the queues below
+ * @qp: the QP
+ * @waiter: SROCE_TXW_REQ or SROCE_TXW_RESP: the work item to run once
+ *	most of them have left
+ *
+ * Context: any.
+ * Return: true when the sender must stop; its work item is then queued
+ * when the QP's packets in flight fall to the low-water mark.
+ */
+bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
+{
+	if (atomic_read(&qp->tx_inflight) < SROCE_TX_INFLIGHT_HIGH)
+		return false;
+	set_bit(waiter, &qp->tx_waiters);
+	/* Pairs with atomic_dec_return() in sroce_pkt_sent(). */
+	smp_mb__after_atomic();
+	if (atomic_read(&qp->tx_inflight) > SROCE_TX_INFLIGHT_LOW)
+		return true;
+	/* Drained meanwhile: nobody else will wake us. */
+	clear_bit(waiter, &qp->tx_waiters);
+	return false;
+}
+
 static void sroce_push_udp(struct sk_buff *skb, u16 sport)
 {
 	struct udphdr *udp;
@@ -227,6 +287,7 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
 	skb->ip_summed = CHECKSUM_NONE;
+	sroce_pkt_track(qp, skb);
 	sroce_stat_inc(qp->sdev, SROCE_STAT_TX_PACKETS);
 
 	if (av->ipv6) {
