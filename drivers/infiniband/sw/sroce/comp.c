@@ -141,6 +141,7 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 psn)
 
 	if (acked > 0) {
 		qp->una_psn = next;
+		qp->read_rewound = false;
 		qp->cwnd = min_t(u32, qp->cwnd + acked, SROCE_WINDOW_MAX);
 		qp->retries = qp->retry_cnt;
 		if (qp->timeout && sroce_comp_outstanding(qp))
@@ -252,7 +253,14 @@ static bool sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 		if (sroce_psn_diff(wqe->last_psn, psn) > 0)
 			break;
 		if (sroce_is_rd_atomic(wqe)) {
-			sroce_comp_rewind(qp, sroce_comp_read_next(qp, wqe));
+			/*
+			 * Responses sent before the responder saw our
+			 * re-request keep coming: ask once, until progress.
+			 */
+			if (!qp->read_rewound) {
+				qp->read_rewound = true;
+				sroce_comp_rewind(qp, sroce_comp_read_next(qp, wqe));
+			}
 			return false;
 		}
 		wqe->state = SROCE_SWQE_DONE;
@@ -292,14 +300,19 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	u32 idx, expect, left;
 	bool found;
 
-	if (psn != qp->una_psn && !sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
-		return;
 	idx = sroce_comp_find(qp, psn, &found);
 	wqe = &qp->swqe[idx];
 	if (!found || wqe->wr.opcode != IB_UVERBS_WR_RDMA_READ) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		return;
 	}
+	/*
+	 * A response acknowledges the requests before its READ, not the
+	 * READ's own earlier responses: those may be the ones lost.
+	 */
+	if (sroce_psn_diff(wqe->first_psn, qp->una_psn) > 0 &&
+	    !sroce_comp_ack(qp, sroce_psn_add(wqe->first_psn, -1)))
+		return;
 
 	expect = sroce_comp_read_next(qp, wqe);
 	if (psn != expect) {

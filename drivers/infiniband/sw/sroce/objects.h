@@ -326,8 +326,9 @@ struct sroce_rd_res {
  * @rnr_wait: sending is paused by an RNR NAK
  * @sq_fatal: a WQE failed; the QP moves to the error state from process
  *	context
- * @read_rewound: a gap in READ responses was seen and the READ re-issued;
- *	responses after the gap are ignored until the gap is filled
+ * @read_rewound: a READ or atomic response was found missing and the
+ *	request re-issued; later responses (sent before the responder saw the
+ *	re-request) are ignored instead of re-issuing it again, until progress
  * @pkts_since_ackreq: packets sent since the last with AckReq
  * @rq: the receive ring (none with an SRQ)
  * @max_recv_sge: SGEs per receive WQE

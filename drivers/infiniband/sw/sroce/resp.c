@@ -724,16 +724,20 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 }
 
 /*
- * A READ request for PSNs already answered means the requester lost part of
- * the responses and went back (IBTA 9.7.5.1.1): whatever is still being
- * streamed is of no use to it.
+ * A READ request for PSNs of the READ being answered, or of an earlier one,
+ * means the requester lost responses and went back (IBTA 9.7.5.1.1): the
+ * rest of the stream is of no use to it. A request for a later READ (the
+ * requester re-sending what followed) waits its turn.
  */
 static bool sroce_resp_rereads(struct sroce_qp *qp,
 			       const struct sroce_bth *bth,
 			       const struct sroce_opcode_info *info)
 {
+	u32 psn = sroce_bth_psn(bth);
+
 	return qp->type == IB_QPT_RC && (info->flags & SROCE_OPF_READ) &&
-	       sroce_psn_diff(sroce_bth_psn(bth), qp->epsn) < 0;
+	       qp->active_res && sroce_psn_diff(psn, qp->epsn) < 0 &&
+	       sroce_psn_diff(psn, qp->active_res->last_psn) <= 0;
 }
 
 /*
