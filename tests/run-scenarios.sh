@@ -109,7 +109,7 @@ note() { echo "# $*"; }
 
 # header FILE KEY: value of "# KEY: value" in the first lines of FILE.
 header() {
-	head -n 30 "$1" | sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" | head -n1 | sed 's/[[:space:]]*$//'
+	head -n 40 "$1" | sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" | head -n1 | sed 's/[[:space:]]*$//'
 }
 
 declare -A s_file s_topo s_kernels s_timeout s_requires s_isolate

@@ -111,6 +111,7 @@ struct si_opts {
 double si_now(void);
 __printf(2, 3) void si_vlog(int level, const char *fmt, ...);
 extern int si_verbose;
+extern unsigned int si_ack_timeout;
 
 /* ctl.c: the TCP control channel */
 enum si_msg_type {

@@ -131,6 +131,9 @@ static void usage(FILE *f)
 "  -s, --seed N          pattern seed (default: from the clock, printed)\n"
 "  -w, --window N        work requests in flight (default %u)\n"
 "  -t, --timeout SEC     time limit of one case (default %u)\n"
+"  -a, --ack-timeout N   RC local ACK timeout, 4.096 us << N (default 14,\n"
+"                        67 ms; the peer's READ responses must flow at\n"
+"                        least this often)\n"
 "  -W, --wait SEC        how long to wait for the peer (default %u)\n"
 "  -b, --budget BYTES    payload bytes per case at most, at least two\n"
 "                        messages (default %lu)\n"
@@ -208,6 +211,7 @@ static void parse_args(int argc, char **argv, struct si_opts *o)
 		{ "window", required_argument, NULL, 'w' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "wait", required_argument, NULL, 'W' },
+		{ "ack-timeout", required_argument, NULL, 'a' },
 		{ "budget", required_argument, NULL, 'b' },
 		{ "tests", required_argument, NULL, 'T' },
 		{ "quick", no_argument, NULL, 'q' },
@@ -234,7 +238,7 @@ static void parse_args(int argc, char **argv, struct si_opts *o)
 	o->budget = SI_DEFAULT_BUDGET;
 	o->tests = (1u << SI_OP_COUNT) - 1;
 
-	while ((c = getopt_long(argc, argv, "d:g:i:p:n:s:w:t:W:b:T:x:qklvh",
+	while ((c = getopt_long(argc, argv, "d:g:i:p:n:s:w:t:W:a:b:T:x:qklvh",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -278,6 +282,12 @@ static void parse_args(int argc, char **argv, struct si_opts *o)
 			if (parse_uint(optarg, 86400, &v) || !v)
 				goto bad;
 			o->wait = v;
+			break;
+		case 'a':
+			/* 0 means no timeout at all: not for a test. */
+			if (parse_uint(optarg, 31, &v) || !v)
+				goto bad;
+			si_ack_timeout = v;
 			break;
 		case 'b':
 			if (parse_uint(optarg, 1ull << 30, &v) || !v)

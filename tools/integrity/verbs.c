@@ -12,7 +12,8 @@
 #include "integrity.h"
 
 #define SI_HOP_LIMIT	64
-#define SI_TIMEOUT	14
+/* The RC local ACK timeout: 4.096 us << this; --ack-timeout changes it. */
+unsigned int si_ack_timeout = 14;
 #define SI_RETRY	7
 #define SI_RNR_RETRY	7
 #define SI_MIN_RNR	12
@@ -302,7 +303,7 @@ int si_res_connect(struct si_dev *d, struct si_res *r, uint32_t rqpn,
 	attr.sq_psn = my_psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (r->qpt == IBV_QPT_RC) {
-		attr.timeout = SI_TIMEOUT;
+		attr.timeout = si_ack_timeout;
 		attr.retry_cnt = SI_RETRY;
 		attr.rnr_retry = SI_RNR_RETRY;
 		attr.max_rd_atomic = d->rd_atomic;

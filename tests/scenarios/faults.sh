@@ -26,14 +26,15 @@
 # e.g. FAULTS_CASES="retry loss".
 #
 # topology: twovm
-# timeout: 1500
+# kernels: 6.1 6.12
+# timeout: 900
 # requires: sroce
 
-. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/lib.sh"
-# shellcheck source=../scenarios/datapath_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/datapath_lib.sh"
-# shellcheck source=../scenarios/integrity_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../scenarios/integrity_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=datapath_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+# shellcheck source=integrity_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"
 
 RNR_TOOL=$(dirname "${BASH_SOURCE[0]}")/faults_rnr.py
 RNR_TOOL=$(cd "$(dirname "$RNR_TOOL")" && pwd)/faults_rnr.py
