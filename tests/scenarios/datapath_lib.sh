@@ -135,3 +135,17 @@ dp_pair() {
 dp_stats() {
 	rdma statistic show link "$1/1" | tr ' ' '\n' | paste - - | awk 'NR > 1 && $2 != 0'
 }
+
+# dp_perftest PREFIX PROGRAM ARGS...: a perftest pair over the IPv4 GID,
+# reported as "PREFIXPROGRAM ARGS", each pair on a TCP port of its own;
+# perftest fails on any completion error. Iteration counts, never
+# durations: nothing here measures.
+DP_PERFTEST_PORT=18600
+dp_perftest() {
+	local prefix=$1 prog=$2
+	shift 2
+	DP_PERFTEST_PORT=$((DP_PERFTEST_PORT + 1))
+	dp_pair "$prefix$prog $*" 300 \
+		"$prog" -d @DEV@ -x @GID4@ -p "$DP_PERFTEST_PORT" "$@" -- \
+		"$prog" -d @DEV@ -x @GID4@ -p "$DP_PERFTEST_PORT" "$@" @SRV4@
+}

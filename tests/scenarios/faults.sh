@@ -313,14 +313,10 @@ impaired() {
 
 # perftest_impaired NAME PROGRAM ARGS...: a perftest pair on the still
 # impaired link; perftest fails on any completion error.
-perftest_port=18560
 perftest_impaired() {
 	local name=$1
 	shift
-	perftest_port=$((perftest_port + 1))
-	dp_pair "$name: $*" 300 \
-		"$@" -d @DEV@ -x @GID4@ -p "$perftest_port" -- \
-		"$@" -d @DEV@ -x @GID4@ -p "$perftest_port" @SRV4@
+	dp_perftest "$name: " "$@"
 }
 
 # ---------------------------------------------------------------------------

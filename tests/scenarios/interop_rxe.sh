@@ -53,15 +53,7 @@ detach() {
 	check "$P: rmmod $module" rmmod "$module"
 }
 
-port=18600
-pt() {
-	local name=$1
-	shift
-	port=$((port + 1))
-	dp_pair "$P: $name $*" 300 \
-		"$name" -d @DEV@ -x @GID4@ -p "$port" "$@" -- \
-		"$name" -d @DEV@ -x @GID4@ -p "$port" "$@" @SRV4@
-}
+pt() { dp_perftest "$P: " "$@"; }
 
 # part SUFFIX A_MODULE A_TYPE A_DEV B_MODULE B_TYPE B_DEV
 part() {

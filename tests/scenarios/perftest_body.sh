@@ -9,7 +9,6 @@
 . "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
 
 dp_setup
-port=18515
 # it N: N iterations; a tenth (at least 10) on a KASAN kernel under TCG,
 # which copies slowly. The same paths run either way.
 it() {
@@ -17,14 +16,7 @@ it() {
 	[ "$SROCE_SLOW" -gt 1 ] && n=$((n / 10 > 10 ? n / 10 : 10))
 	echo "$n"
 }
-pt() {
-	local name=$1
-	shift
-	port=$((port + 1))
-	dp_pair "$name $*" 300 \
-		"$name" -d @DEV@ -x @GID4@ -p "$port" "$@" -- \
-		"$name" -d @DEV@ -x @GID4@ -p "$port" "$@" @SRV4@
-}
+pt() { dp_perftest "" "$@"; }
 pt ib_send_bw -s 65536 -n "$(it 200)"
 pt ib_send_bw -s 64 -n "$(it 1000)"
 pt ib_write_bw -s 65536 -n "$(it 200)"
