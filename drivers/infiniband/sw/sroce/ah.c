@@ -93,6 +93,8 @@ int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	sroce_ah_put(ah);
 	/* A UD WQE being sent holds the AH; it finishes quickly. */
 	wait_for_completion(&ah->released);
+	/* ib_core frees the AH next: no lookup may still be reading it. */
+	synchronize_rcu();
 	sroce_av_release(&ah->av);
 	return 0;
 }

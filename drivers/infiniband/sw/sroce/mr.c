@@ -119,7 +119,8 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	sroce_mr_remove(to_sdev(ibmr->device), mr);
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
-	kfree(mr);
+	/* A key lookup that found @mr before its removal may still read it. */
+	kfree_rcu(mr, rcu);
 	return 0;
 }
 

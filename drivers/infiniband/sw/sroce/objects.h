@@ -109,6 +109,7 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
  * @ref: lookups in flight, plus one for the table
  * @released: completed when @ref reaches zero
  * @valid: the key may be used; cleared by invalidation
+ * @rcu: frees the region after the lookups that may have found it
  */
 struct sroce_mr {
 	struct ib_mr		ibmr;
@@ -123,6 +124,7 @@ struct sroce_mr {
 	refcount_t		ref;
 	struct completion	released;
 	bool			valid;
+	struct rcu_head		rcu;
 };
 
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)

@@ -445,6 +445,11 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase(&sdev->qps, qp->ibqp.qp_num);
 	sroce_qp_put(qp);
 	wait_for_completion(&qp->released);
+	/*
+	 * ib_core frees the QP when this returns: a lookup that found it
+	 * before the erase must be done trying to take a reference.
+	 */
+	synchronize_rcu();
 
 	/* Timers and work check the state, so they do not re-arm now. */
 	del_timer_sync(&qp->retrans_timer);
