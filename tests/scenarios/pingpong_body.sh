@@ -36,6 +36,12 @@ dp_pair "ibv_ud_pingpong -s 512" 120 \
 dp_pair "ibv_ud_pingpong -s 1024 (IPv6 GID)" 120 \
 	ibv_ud_pingpong -d @DEV@ -g @GID6@ -s 1024 -n 50 -c -- \
 	ibv_ud_pingpong -d @DEV@ -g @GID6@ -s 1024 -n 50 -c @SRV4@
+# Eight RC QPs per side receiving through one shared receive queue.
+srq_n=50
+[ "$SROCE_SLOW" -gt 1 ] && srq_n=10
+dp_pair "ibv_srq_pingpong -q 8 -s 4096 -n $srq_n" 180 \
+	ibv_srq_pingpong -d @DEV@ -g @GID4@ -q 8 -s 4096 -n "$srq_n" -c -- \
+	ibv_srq_pingpong -d @DEV@ -g @GID4@ -q 8 -s 4096 -n "$srq_n" -c @SRV4@
 if [ "$ROLE" = a ]; then
 	dp_stats "$DP_CLI_DEV" >&2
 fi

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# ibv_rc/uc/ud_pingpong over sroce with payload checks, between two network
+# ibv_rc/uc/ud/srq_pingpong over sroce with payload checks, between two network
 # namespaces of one guest (tests in pingpong_body.sh).
 #
 # topology: netns

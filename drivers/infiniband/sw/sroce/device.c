@@ -170,6 +170,7 @@ static void sroce_dev_free_tables(struct sroce_dev *sdev)
 	xa_destroy(&sdev->qps);
 	xa_destroy(&sdev->mrs);
 	xa_destroy(&sdev->ahs);
+	ida_destroy(&sdev->srq_ida);
 	free_percpu(sdev->stats);
 	sdev->stats = NULL;
 }
@@ -189,6 +190,7 @@ static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC);
+	ida_init(&sdev->srq_ida);
 	spin_lock_init(&sdev->atomic_lock);
 
 	dev_hold(ndev);

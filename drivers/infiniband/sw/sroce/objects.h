@@ -32,6 +32,8 @@
 #define SROCE_MAX_RD_ATOMIC	128
 #define SROCE_MAX_INLINE	512
 #define SROCE_MAX_AH		0x10000
+#define SROCE_MAX_SRQ		0x10000
+#define SROCE_MAX_SRQ_WR	0x4000
 #define SROCE_MAX_MSG_SIZE	0x80000000U
 
 /*
@@ -257,6 +259,34 @@ struct sroce_rwqe {
 };
 
 /**
+ * struct sroce_srq - a shared receive queue
+ * @ibsrq: the RDMA core's SRQ
+ * @lock: protects @q (replaced on resize), @tail and @limit; taken by the
+ *	responders of every QP using the SRQ, in softirq context
+ * @q: the ring of struct rxe_recv_wqe
+ * @tail: private consumer index of @q
+ * @max_sge: SGEs per WQE the ring's slots hold
+ * @limit: the armed SRQ limit, 0 when disarmed
+ * @srq_num: the SRQ's number, from the device's srq_ida
+ */
+struct sroce_srq {
+	struct ib_srq		ibsrq;
+	spinlock_t		lock;	/* see above */
+	struct sroce_queue	q;
+	u32			tail;
+	u32			max_sge;
+	u32			limit;
+	u32			srq_num;
+};
+
+static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sroce_srq, ibsrq);
+}
+
+int sroce_srq_fetch(struct sroce_srq *srq, struct sroce_rwqe *rwqe);
+
+/**
  * struct sroce_rd_res - a responder resource: a READ or atomic in progress
  * @psn: PSN of the request (READ: of the first response)
  * @last_psn: PSN of the last response
@@ -332,6 +362,7 @@ struct sroce_rd_res {
  *	request re-issued; later responses (sent before the responder saw the
  *	re-request) are ignored instead of re-issuing it again, until progress
  * @pkts_since_ackreq: packets sent since the last with AckReq
+ * @srq: the shared receive queue the QP takes receive WQEs from, or NULL
  * @rq: the receive ring (none with an SRQ)
  * @max_recv_sge: SGEs per receive WQE
  * @rq_lock: protects the responder state below
@@ -416,6 +447,7 @@ struct sroce_qp {
 	bool			read_rewound;
 	u32			pkts_since_ackreq;
 
+	struct sroce_srq	*srq;
 	struct sroce_queue	rq;
 	u32			max_recv_sge;
 	spinlock_t		rq_lock;	/* see above */
@@ -475,6 +507,12 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
@@ -495,6 +533,8 @@ void sroce_qp_error(struct sroce_qp *qp);
 void sroce_qp_flush_sq(struct sroce_qp *qp);
 void sroce_qp_flush_rq(struct sroce_qp *qp);
 int sroce_qp_fetch_rwqe(struct sroce_qp *qp, struct sroce_rwqe *rwqe);
+int sroce_rwqe_copy(const struct rxe_recv_wqe *uwqe, u32 max_sge,
+		    struct sroce_rwqe *rwqe);
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

@@ -139,7 +139,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->srq)
+	if (init->create_flags)
 		return -EOPNOTSUPP;
 	/* Kernel consumers are not served yet. */
 	if (!udata)
@@ -169,9 +169,16 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_init_sq(qp, init, udata, &resp.sq_mi);
 	if (err)
 		goto err_dst_cache;
-	err = sroce_qp_init_rq(qp, init, udata, &resp.rq_mi);
-	if (err)
-		goto err_free_sq;
+	if (init->srq) {
+		/* The receive ring of an SRQ QP stays empty and unmapped. */
+		qp->srq = to_ssrq(init->srq);
+		init->cap.max_recv_wr = 0;
+		init->cap.max_recv_sge = 0;
+	} else {
+		err = sroce_qp_init_rq(qp, init, udata, &resp.rq_mi);
+		if (err)
+			goto err_free_sq;
+	}
 
 	err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
 			      XA_LIMIT(SROCE_FIRST_QPN, SROCE_QPN_MASK - 1),
@@ -309,15 +316,35 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	qp->recv_offset = 0;
 	qp->msn = 0;
 	qp->resp_fatal = false;
-	sroce_queue_store_consumer(&qp->rq, 0);
+	if (!qp->srq)
+		sroce_queue_store_consumer(&qp->rq, 0);
 	sroce_resp_release(qp);
 }
 
 /* Change the state with both halves of the transport stopped. */
+/*
+ * A QP of an SRQ that enters the error state takes no more WQEs from it:
+ * its consumer learns so from the Last WQE Reached event (IBTA 11.6.3).
+ */
+static void sroce_qp_srq_last_wqe(struct sroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (qp->srq && qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
 static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 {
+	enum ib_qp_state old;
+
 	spin_lock_bh(&qp->sq_lock);
 	spin_lock(&qp->rq_lock);
+	old = qp->state;
 	if (state == IB_QPS_RESET)
 		sroce_qp_reset(qp);
 	WRITE_ONCE(qp->state, state);
@@ -332,6 +359,8 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 	if (state == IB_QPS_ERR) {
 		sroce_qp_flush_sq(qp);
 		sroce_qp_flush_rq(qp);
+		if (old != IB_QPS_ERR)
+			sroce_qp_srq_last_wqe(qp);
 	} else if (state == IB_QPS_RTS) {
 		/* WQEs posted before RTS go out now (their doorbell failed). */
 		spin_lock_bh(&qp->sq_lock);
@@ -415,7 +444,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		memcpy(ah->grh.dgid.raw, &qp->av.daddr, sizeof(qp->av.daddr));
 	}
 	attr->cap.max_send_wr = qp->sq.mask;
-	attr->cap.max_recv_wr = qp->rq.mask;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.mask;
 	attr->cap.max_send_sge = qp->max_send_sge;
 	attr->cap.max_recv_sge = qp->max_recv_sge;
 	attr->cap.max_inline_data = qp->max_inline;
@@ -424,6 +453,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	init->send_cq = qp->ibqp.send_cq;
 	init->recv_cq = qp->ibqp.recv_cq;
+	init->srq = qp->ibqp.srq;
 	mutex_unlock(&qp->attr_lock);
 	return 0;
 }
@@ -502,6 +532,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 	sroce_qp_flush_rq(qp);
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	sroce_qp_srq_last_wqe(qp);
 }
 
 static void sroce_flush_cqe(struct sroce_qp *qp, struct sroce_cq *cq,
@@ -568,7 +599,8 @@ void sroce_qp_flush_rq(struct sroce_qp *qp)
 		sroce_flush_cqe(qp, qp->rcq, qp->rwqe.wr_id);
 		qp->rwqe_valid = false;
 	}
-	prod = sroce_queue_load_producer(&qp->rq);
+	/* WQEs still in an SRQ belong to the QPs that stay. */
+	prod = qp->srq ? qp->rq_tail : sroce_queue_load_producer(&qp->rq);
 	while (qp->rq_tail != prod) {
 		struct rxe_recv_wqe *uwqe = sroce_queue_slot(&qp->rq,
 							     qp->rq_tail);
@@ -583,7 +615,38 @@ out:
 }
 
 /**
- * sroce_qp_fetch_rwqe() - take the next receive WQE
+ * sroce_rwqe_copy() - copy a receive WQE out of a ring and validate it
+ * @uwqe: the WQE in the ring, which the process may still be writing
+ * @max_sge: SGEs the ring's slots hold
+ * @rwqe: where the validated copy goes
+ *
+ * Return: 0, or -EINVAL for a malformed WQE (@rwqe then holds its wr_id
+ * and no SGE).
+ */
+int sroce_rwqe_copy(const struct rxe_recv_wqe *uwqe, u32 max_sge,
+		    struct sroce_rwqe *rwqe)
+{
+	u32 i, num_sge;
+	u64 length = 0;
+
+	rwqe->wr_id = READ_ONCE(uwqe->wr_id);
+	num_sge = READ_ONCE(uwqe->dma.num_sge);
+	if (num_sge > max_sge) {
+		rwqe->num_sge = 0;
+		rwqe->length = 0;
+		return -EINVAL;
+	}
+	memcpy(rwqe->sge, uwqe->dma.sge, num_sge * sizeof(struct ib_sge));
+	for (i = 0; i < num_sge; i++)
+		length += rwqe->sge[i].length;
+	rwqe->num_sge = num_sge;
+	rwqe->length = min_t(u64, length, SROCE_MAX_MSG_SIZE);
+	return 0;
+}
+
+/**
+ * sroce_qp_fetch_rwqe() - take the next receive WQE, from the QP's receive
+ * queue or its SRQ
  * @qp: the QP; rq_lock held
  * @rwqe: where to copy the validated WQE
  *
@@ -594,33 +657,19 @@ out:
  */
 int sroce_qp_fetch_rwqe(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
 {
-	const struct rxe_recv_wqe *uwqe;
-	u32 i, num_sge;
-	u64 length = 0;
+	int err;
 
 	lockdep_assert_held(&qp->rq_lock);
+	if (qp->srq)
+		return sroce_srq_fetch(qp->srq, rwqe);
 	if (qp->rq_tail == sroce_queue_load_producer(&qp->rq))
 		return -EAGAIN;
 
-	uwqe = sroce_queue_slot(&qp->rq, qp->rq_tail);
-	rwqe->wr_id = READ_ONCE(uwqe->wr_id);
-	num_sge = READ_ONCE(uwqe->dma.num_sge);
-	if (num_sge > qp->max_recv_sge) {
-		rwqe->num_sge = 0;
-		rwqe->length = 0;
-		qp->rq_tail = sroce_queue_next(&qp->rq, qp->rq_tail);
-		sroce_queue_store_consumer(&qp->rq, qp->rq_tail);
-		return -EINVAL;
-	}
-	memcpy(rwqe->sge, uwqe->dma.sge, num_sge * sizeof(struct ib_sge));
-	for (i = 0; i < num_sge; i++)
-		length += rwqe->sge[i].length;
-	rwqe->num_sge = num_sge;
-	rwqe->length = min_t(u64, length, SROCE_MAX_MSG_SIZE);
-
+	err = sroce_rwqe_copy(sroce_queue_slot(&qp->rq, qp->rq_tail),
+			      qp->max_recv_sge, rwqe);
 	qp->rq_tail = sroce_queue_next(&qp->rq, qp->rq_tail);
 	sroce_queue_store_consumer(&qp->rq, qp->rq_tail);
-	return 0;
+	return err;
 }
 
 /**

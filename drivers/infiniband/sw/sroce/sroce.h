@@ -8,6 +8,7 @@
 #ifndef _SROCE_H
 #define _SROCE_H
 
+#include <linux/idr.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
@@ -44,6 +45,7 @@ struct sroce_stats;
  * @key_gen: generation byte of the next key
  * @ahs: address handles by number (RCU lookups)
  * @ah_next: next AH number to try
+ * @srq_ida: SRQ numbers, which also bound the number of SRQs
  * @atomic_lock: makes the responder's atomic operations atomic
  * @stats: event counters, see stats.h
  * @attrs: the device attributes, as query_device reports them
@@ -65,6 +67,7 @@ struct sroce_dev {
 	atomic_t		key_gen;
 	struct xarray		ahs;
 	u32			ah_next;
+	struct ida		srq_ida;
 	spinlock_t		atomic_lock;	/* see above */
 	struct sroce_stats __percpu *stats;
 	struct ib_device_attr	attrs;

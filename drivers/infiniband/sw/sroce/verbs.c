@@ -32,6 +32,7 @@ void sroce_init_attrs(struct sroce_dev *sdev)
 	attr->max_qp_wr = SROCE_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_PORT_ACTIVE_EVENT;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SROCE_MAX_SGE;
@@ -46,6 +47,9 @@ void sroce_init_attrs(struct sroce_dev *sdev)
 	attr->max_res_rd_atom = SROCE_MAX_RD_ATOMIC * SROCE_MAX_QP;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = SROCE_MAX_AH;
+	attr->max_srq = SROCE_MAX_SRQ;
+	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = SROCE_MAX_SGE;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
 }
@@ -160,6 +164,7 @@ const struct ib_device_ops sroce_dev_ops = {
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
+	.create_srq = sroce_create_srq,
 	.create_user_ah = sroce_create_ah,
 	.dealloc_driver = sroce_dev_dealloc,
 	.dealloc_pd = sroce_dealloc_pd,
@@ -168,6 +173,7 @@ const struct ib_device_ops sroce_dev_ops = {
 	.destroy_ah = sroce_destroy_ah,
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
+	.destroy_srq = sroce_destroy_srq,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_hw_stats = sroce_get_hw_stats,
 	.get_link_layer = sroce_get_link_layer,
@@ -175,6 +181,7 @@ const struct ib_device_ops sroce_dev_ops = {
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
 	.modify_qp = sroce_modify_qp,
+	.modify_srq = sroce_modify_srq,
 	.poll_cq = sroce_poll_cq,
 	.post_recv = sroce_post_recv,
 	.post_send = sroce_post_send,
@@ -182,6 +189,7 @@ const struct ib_device_ops sroce_dev_ops = {
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
+	.query_srq = sroce_query_srq,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
@@ -190,5 +198,6 @@ const struct ib_device_ops sroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 };
