@@ -3,6 +3,8 @@
  * Address vectors, and the address handles UD send WQEs name by number.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 
@@ -63,6 +65,13 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 
 	refcount_set(&ah->ref, 1);
 	init_completion(&ah->released);
+	/*
+	 * A kernel consumer's work requests point at the AH itself: only
+	 * user AHs get a number, and only they can be looked up by one.
+	 */
+	ah->ah_num = 0;
+	if (!udata)
+		return 0;
 	err = xa_alloc_cyclic(&sdev->ahs, &ah->ah_num, ah,
 			      XA_LIMIT(1, SROCE_MAX_AH), &sdev->ah_next,
 			      init_attr->flags & RDMA_CREATE_AH_SLEEPABLE ?
@@ -89,6 +98,22 @@ int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct sroce_dev *sdev = to_sdev(ibah->device);
 	struct sroce_ah *ah = to_sah(ibah);
 
+	if (!ah->ah_num) {
+		/*
+		 * A kernel AH, possibly destroyed in atomic context: its
+		 * work requests have completed, and WQEs drop their
+		 * reference before they complete.
+		 */
+		if (!refcount_dec_and_test(&ah->ref)) {
+			if (!(flags & RDMA_DESTROY_AH_SLEEPABLE)) {
+				pr_warn_ratelimited("AH destroyed with work requests outstanding\n");
+				return -EBUSY;
+			}
+			wait_for_completion(&ah->released);
+		}
+		sroce_av_release(&ah->av);
+		return 0;
+	}
 	xa_erase(&sdev->ahs, ah->ah_num);
 	sroce_ah_put(ah);
 	/* A UD WQE being sent holds the AH; it finishes quickly. */

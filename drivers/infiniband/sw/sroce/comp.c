@@ -65,7 +65,7 @@ static void sroce_comp_post(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 		    wqe->wr.opcode == IB_UVERBS_WR_SEND_WITH_IMM)
 			wc.wc_flags = IB_WC_WITH_IMM;
 	}
-	sroce_cq_post(qp->scq, &wc, false);
+	sroce_cq_post(qp->scq, &wc, false, 0);
 }
 
 /**
@@ -89,12 +89,13 @@ void sroce_comp_retire(struct sroce_qp *qp)
 		/* The slot is free before the consumer sees the completion. */
 		qp->sq_tail = sroce_queue_next(&qp->sq, qp->sq_tail);
 		sroce_queue_store_consumer(&qp->sq, qp->sq_tail);
-		if (failed || qp->sig_all ||
-		    (wqe->wr.send_flags & IB_SEND_SIGNALED))
-			sroce_comp_post(qp, wqe);
+		/* A kernel consumer may destroy the AH once it completes. */
 		if (wqe->ah)
 			sroce_ah_put(wqe->ah);
 		wqe->ah = NULL;
+		if (failed || qp->sig_all ||
+		    (wqe->wr.send_flags & IB_SEND_SIGNALED))
+			sroce_comp_post(qp, wqe);
 		wqe->state = SROCE_SWQE_NEW;
 		wqe->psn_valid = false;
 		if (failed) {

@@ -11,9 +11,13 @@
 
 #include "objects.h"
 
-/* A slot: what user space reads. */
+/*
+ * A slot: what user space reads, then, in a kernel consumer's CQ, the
+ * RDMA_NETWORK_* type of a UD receive's GRH image (0 when none).
+ */
 struct sroce_cqe {
 	struct ib_uverbs_wc	uwc;
+	u8			net_type;
 };
 
 /* User space reads the flag values of libibverbs, not the kernel's. */
@@ -137,6 +141,8 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
  * @cq: the CQ
  * @wc: the completion, in user-space encoding; qp_num identifies the QP
  * @solicited: the completion is for a solicited event
+ * @net_type: for a UD receive, RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6,
+ *	which kernel consumers need to read the GRH image; else 0
  *
  * A full CQ never loses an unread entry: the new one is dropped, counted and
  * reported as an IB_EVENT_CQ_ERR.
@@ -145,7 +151,7 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
  * Return: 0, or -EBUSY when the CQ overflowed.
  */
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
-		  bool solicited)
+		  bool solicited, u8 net_type)
 {
 	struct sroce_cqe *cqe;
 	unsigned long flags;
@@ -172,6 +178,8 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
 
 	cqe = sroce_queue_slot(&cq->q, cq->prod);
 	cqe->uwc = *wc;
+	if (!cq->is_user)
+		cqe->net_type = net_type;
 	cq->prod = next;
 	sroce_queue_store_producer(&cq->q, next);
 
@@ -206,6 +214,10 @@ static void sroce_cqe_to_wc(struct sroce_dev *sdev, const struct sroce_cqe *cqe,
 	wc->wc_flags = uwc->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM);
 	if (uwc->wc_flags & SROCE_UWC_WITH_INV)
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+	if (cqe->net_type) {
+		wc->network_hdr_type = cqe->net_type;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+	}
 	qp = sroce_qp_lookup(sdev, uwc->qp_num);
 	if (qp) {
 		wc->qp = &qp->ibqp;

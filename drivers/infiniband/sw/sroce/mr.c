@@ -112,12 +112,51 @@ err_free:
 	return ERR_PTR(err);
 }
 
+/**
+ * sroce_get_dma_mr() - a region of all kernel memory, for a kernel consumer
+ * @ibpd: the PD
+ * @access: IB_ACCESS_* rights
+ *
+ * sroce registers without a DMA device, so the RDMA core hands kernel
+ * consumers kernel virtual addresses as DMA addresses: the region's
+ * addresses are those, and its key is typically the PD's local_dma_lkey.
+ *
+ * Return: the region, or an ERR_PTR().
+ */
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	/*
+	 * Remote access to all of kernel memory would let a peer dereference
+	 * any address it likes: such "unsafe global rkeys" are refused.
+	 */
+	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_RELAXED_ORDERING))
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->kernel_va = true;
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	mr->access = access;
+	err = sroce_mr_insert(sdev, mr);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 
 	sroce_mr_remove(to_sdev(ibmr->device), mr);
-	ib_umem_release(mr->umem);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
 	/* A key lookup that found @mr before its removal may still read it. */
 	kfree_rcu(mr, rcu);
@@ -225,6 +264,10 @@ static u32 sroce_mr_chunk(u64 iova, struct sroce_mr *mr, u32 len)
  */
 void sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len)
 {
+	if (mr->kernel_va) {
+		memcpy((void *)(uintptr_t)iova, src, len);
+		return;
+	}
 	while (len) {
 		u32 n = sroce_mr_chunk(iova, mr, len);
 		unsigned int poff;
@@ -248,6 +291,10 @@ void sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len)
  */
 void sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len)
 {
+	if (mr->kernel_va) {
+		memcpy(dst, (void *)(uintptr_t)iova, len);
+		return;
+	}
 	while (len) {
 		u32 n = sroce_mr_chunk(iova, mr, len);
 		unsigned int poff;
@@ -275,6 +322,8 @@ void sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len)
 int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 		      int offset, u32 len)
 {
+	if (mr->kernel_va)
+		return skb_copy_bits(skb, offset, (void *)(uintptr_t)iova, len);
 	while (len) {
 		u32 n = sroce_mr_chunk(iova, mr, len);
 		unsigned int poff;
@@ -302,14 +351,18 @@ int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova)
 {
 	unsigned int poff;
-	struct page *page = sroce_mr_page(mr, iova, &poff);
+	struct page *page;
 
+	if (mr->kernel_va)
+		return (u64 *)(uintptr_t)iova;
+	page = sroce_mr_page(mr, iova, &poff);
 	return kmap_local_page(page) + poff;
 }
 
-void sroce_mr_atomic_unmap(u64 *p)
+void sroce_mr_atomic_unmap(struct sroce_mr *mr, u64 *p)
 {
-	kunmap_local(p);
+	if (!mr->kernel_va)
+		kunmap_local(p);
 }
 
 /**

@@ -95,12 +95,12 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 }
 
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
-		  bool solicited);
+		  bool solicited, u8 net_type);
 
 /**
  * struct sroce_mr - a memory region
  * @ibmr: the RDMA core's MR; lkey and rkey are equal
- * @umem: the pinned user memory
+ * @umem: the pinned user memory, NULL for a DMA region
  * @pages: the pages of @umem, in order
  * @npages: entries in @pages
  * @iova: the address the region starts at, as the consumer sees it
@@ -112,6 +112,8 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
  * @released: completed when @ref reaches zero
  * @valid: the key may be used; cleared by invalidation
  * @rcu: frees the region after the lookups that may have found it
+ * @kernel_va: a DMA region of a kernel consumer: its addresses are kernel
+ *	virtual addresses (the device uses virtual DMA), covering all memory
  */
 struct sroce_mr {
 	struct ib_mr		ibmr;
@@ -127,6 +129,7 @@ struct sroce_mr {
 	struct completion	released;
 	bool			valid;
 	struct rcu_head		rcu;
+	bool			kernel_va;
 };
 
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
@@ -151,7 +154,7 @@ int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 		      const struct ib_sge *sge, u32 num_sge, u32 offset,
 		      const void *src, u32 len);
 u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova);
-void sroce_mr_atomic_unmap(u64 *p);
+void sroce_mr_atomic_unmap(struct sroce_mr *mr, u64 *p);
 
 /**
  * struct sroce_av - where a QP or AH sends packets
@@ -223,6 +226,8 @@ enum sroce_swqe_state {
  * @last_psn: PSN of the last packet (READ: of the last response)
  * @sent: bytes sent so far (READ: bytes received so far)
  * @ah: for UD, the address handle; a reference is held
+ * @kah: for UD WQEs of a kernel QP, the AH the work request named, with a
+ *	reference, from post_send until the WQE is fetched
  * @atomic_orig: the value an atomic operation returned
  */
 struct sroce_swqe {
@@ -241,6 +246,7 @@ struct sroce_swqe {
 	u32			last_psn;
 	u32			sent;
 	struct sroce_ah		*ah;
+	struct sroce_ah		*kah;
 	u64			atomic_orig;
 };
 
@@ -268,6 +274,8 @@ struct sroce_rwqe {
  * @max_sge: SGEs per WQE the ring's slots hold
  * @limit: the armed SRQ limit, 0 when disarmed
  * @srq_num: the SRQ's number, from the device's srq_ida
+ * @is_user: the ring is mapped by a process, which posts into it
+ * @kpost_lock: serializes kernel consumers posting into the ring
  */
 struct sroce_srq {
 	struct ib_srq		ibsrq;
@@ -277,6 +285,8 @@ struct sroce_srq {
 	u32			max_sge;
 	u32			limit;
 	u32			srq_num;
+	bool			is_user;
+	spinlock_t		kpost_lock;	/* see above */
 };
 
 static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
@@ -285,6 +295,8 @@ static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
 }
 
 int sroce_srq_fetch(struct sroce_srq *srq, struct sroce_rwqe *rwqe);
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
 
 /**
  * struct sroce_rd_res - a responder resource: a READ or atomic in progress
@@ -317,8 +329,10 @@ struct sroce_rd_res {
  * @ref: lookups and timers in flight, plus one for the table
  * @released: completed when @ref reaches zero
  * @state: the IB state; written under both @sq_lock and @rq_lock
- * @type: IB_QPT_RC, IB_QPT_UC or IB_QPT_UD
+ * @type: IB_QPT_RC, IB_QPT_UC or IB_QPT_UD (the GSI QP is a UD QP)
  * @is_user: the rings are mapped by a process
+ * @kpost_lock: serializes a kernel consumer's posts into the rings, which
+ *	it may do from any context
  * @sig_all: every send WQE completes
  * @pd: the protection domain
  * @scq: send CQ
@@ -406,6 +420,7 @@ struct sroce_qp {
 	enum ib_qp_type		type;
 	bool			is_user;
 	bool			sig_all;
+	spinlock_t		kpost_lock;	/* see above */
 	struct sroce_pd		*pd;
 	struct sroce_cq		*scq;
 	struct sroce_cq		*rcq;
@@ -516,6 +531,7 @@ int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
 int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    struct ib_udata *udata);
 int sroce_destroy_ah(struct ib_ah *ibah, u32 flags);
@@ -539,6 +555,13 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+
+/* kverbs.c */
+int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr);
+bool sroce_kpost_can_run(void);
 
 /* req.c */
 void sroce_req_run(struct sroce_qp *qp);

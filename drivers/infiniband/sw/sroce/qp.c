@@ -111,6 +111,7 @@ static void sroce_qp_init_state(struct sroce_qp *qp)
 	mutex_init(&qp->attr_lock);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->kpost_lock);
 	timer_setup(&qp->retrans_timer, sroce_retrans_timer, 0);
 	timer_setup(&qp->rnr_timer, sroce_rnr_timer, 0);
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
@@ -136,23 +137,25 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
+	case IB_QPT_GSI:
+		/* The MAD layer's QP1; it speaks UD on the wire. */
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
-	/* Kernel consumers are not served yet. */
-	if (!udata)
-		return -EOPNOTSUPP;
-	if (udata->inlen || udata->outlen < sizeof(resp))
+	if (udata && (udata->inlen || udata->outlen < sizeof(resp)))
 		return -EINVAL;
 	err = sroce_qp_check_caps(init);
 	if (err)
 		return err;
 
 	qp->sdev = sdev;
-	qp->type = init->qp_type;
-	qp->is_user = true;
+	qp->type = init->qp_type == IB_QPT_GSI ? IB_QPT_UD : init->qp_type;
+	qp->is_user = !!udata;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->pd = to_spd(ibqp->pd);
 	qp->scq = to_scq(init->send_cq);
@@ -180,17 +183,25 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_free_sq;
 	}
 
-	err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
-			      XA_LIMIT(SROCE_FIRST_QPN, SROCE_QPN_MASK - 1),
-			      &sdev->qp_next, GFP_KERNEL);
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = 1;
+		err = xa_insert(&sdev->qps, qpn, qp, GFP_KERNEL);
+	} else {
+		err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
+				      XA_LIMIT(SROCE_FIRST_QPN,
+					       SROCE_QPN_MASK - 1),
+				      &sdev->qp_next, GFP_KERNEL);
+	}
 	if (err < 0)
 		goto err_free_rq;
 	qp->ibqp.qp_num = qpn;
 	qp->src_port = SROCE_SPORT_BASE | (hash_32(qpn, 16) & SROCE_SPORT_MASK);
 
-	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-	if (err)
-		goto err_erase;
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_erase;
+	}
 	return 0;
 
 err_erase:
@@ -290,15 +301,24 @@ static void sroce_qp_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	}
 }
 
+/* Release the AHs a send WQE holds. */
+static void sroce_swqe_drop_ahs(struct sroce_swqe *wqe)
+{
+	if (wqe->ah)
+		sroce_ah_put(wqe->ah);
+	if (wqe->kah)
+		sroce_ah_put(wqe->kah);
+	wqe->ah = NULL;
+	wqe->kah = NULL;
+}
+
 /* Forget all transport state; librxe zeroes its ring indices on RESET. */
 static void sroce_qp_reset(struct sroce_qp *qp)
 {
 	u32 i;
 
 	for (i = 0; i <= qp->sq.mask; i++) {
-		if (qp->swqe[i].ah)
-			sroce_ah_put(qp->swqe[i].ah);
-		qp->swqe[i].ah = NULL;
+		sroce_swqe_drop_ahs(&qp->swqe[i]);
 		qp->swqe[i].state = SROCE_SWQE_NEW;
 		qp->swqe[i].psn_valid = false;
 	}
@@ -311,13 +331,19 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	qp->read_rewound = false;
 	qp->pkts_since_ackreq = 0;
 	sroce_queue_store_consumer(&qp->sq, 0);
+	/* A kernel consumer's posts are gone with the rest. */
+	if (!qp->is_user)
+		sroce_queue_store_producer(&qp->sq, 0);
 	qp->rq_tail = 0;
 	qp->rwqe_valid = false;
 	qp->recv_offset = 0;
 	qp->msn = 0;
 	qp->resp_fatal = false;
-	if (!qp->srq)
+	if (!qp->srq) {
 		sroce_queue_store_consumer(&qp->rq, 0);
+		if (!qp->is_user)
+			sroce_queue_store_producer(&qp->rq, 0);
+	}
 	sroce_resp_release(qp);
 }
 
@@ -544,7 +570,7 @@ static void sroce_flush_cqe(struct sroce_qp *qp, struct sroce_cq *cq,
 		.qp_num = qp->ibqp.qp_num,
 	};
 
-	sroce_cq_post(cq, &wc, true);
+	sroce_cq_post(cq, &wc, true, 0);
 }
 
 /**
@@ -568,10 +594,8 @@ void sroce_qp_flush_sq(struct sroce_qp *qp)
 							     qp->sq_tail);
 		struct sroce_swqe *wqe = &qp->swqe[qp->sq_tail];
 
+		sroce_swqe_drop_ahs(wqe);
 		sroce_flush_cqe(qp, qp->scq, READ_ONCE(uwqe->wr.wr_id));
-		if (wqe->ah)
-			sroce_ah_put(wqe->ah);
-		wqe->ah = NULL;
 		wqe->state = SROCE_SWQE_NEW;
 		wqe->psn_valid = false;
 		qp->sq_tail = sroce_queue_next(&qp->sq, qp->sq_tail);
@@ -672,48 +696,93 @@ int sroce_qp_fetch_rwqe(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
 	return err;
 }
 
+/* Send the WQEs published so far, or flush them in the error state. */
+static void sroce_qp_doorbell(struct sroce_qp *qp)
+{
+	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+	case IB_QPS_SQE:
+		if (!sroce_kpost_can_run()) {
+			queue_work(system_unbound_wq, &qp->req_work);
+			return;
+		}
+		spin_lock_bh(&qp->sq_lock);
+		sroce_req_run(qp);
+		spin_unlock_bh(&qp->sq_lock);
+		return;
+	case IB_QPS_ERR:
+		if (!sroce_kpost_can_run()) {
+			queue_work(system_unbound_wq, &qp->req_work);
+			return;
+		}
+		/* Without a receive doorbell, this is where late WQEs flush. */
+		sroce_qp_flush_sq(qp);
+		sroce_qp_flush_rq(qp);
+		return;
+	default:
+		return;
+	}
+}
+
 /**
- * sroce_post_send() - the send doorbell
+ * sroce_post_send() - post send work requests, or ring the send doorbell
  * @ibqp: the QP
- * @wr: NULL for user QPs: their WQEs are already in the ring
- * @bad_wr: unused for user QPs
+ * @wr: a kernel consumer's work requests; NULL for a process's doorbell,
+ *	its WQEs being in the ring already
+ * @bad_wr: set to the first work request not posted
  *
- * Context: process context.
- * Return: 0, or -EINVAL before the QP can send (the WQEs stay in the ring
- * and go out once it can).
+ * Context: process context for a doorbell; any for a kernel consumer.
+ * Return: 0; -EINVAL before the QP can send (a process's WQEs stay in the
+ * ring and go out once it can); or the error of sroce_kpost_send().
  */
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	enum ib_qp_state state = READ_ONCE(qp->state);
+	int err = 0;
 
-	if (wr || !qp->is_user) {
+	if (qp->is_user == !!wr) {
 		*bad_wr = wr;
-		return -EOPNOTSUPP;
-	}
-
-	switch (state) {
-	case IB_QPS_RTS:
-	case IB_QPS_SQD:
-	case IB_QPS_SQE:
-		spin_lock_bh(&qp->sq_lock);
-		sroce_req_run(qp);
-		spin_unlock_bh(&qp->sq_lock);
-		return 0;
-	case IB_QPS_ERR:
-		/* Without a receive doorbell, this is where late WQEs flush. */
-		sroce_qp_flush_sq(qp);
-		sroce_qp_flush_rq(qp);
-		return 0;
-	default:
 		return -EINVAL;
 	}
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD &&
+	    state != IB_QPS_SQE && state != IB_QPS_ERR) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (wr)
+		err = sroce_kpost_send(qp, wr, bad_wr);
+	sroce_qp_doorbell(qp);
+	return err;
 }
 
+/**
+ * sroce_post_recv() - post a kernel consumer's receive work requests
+ * @ibqp: the QP
+ * @wr: the work requests
+ * @bad_wr: set to the first one not posted
+ *
+ * A process posts receives into its mapping of the ring, without a call.
+ *
+ * Context: any.
+ * Return: 0, -EINVAL for a process's QP, one with an SRQ or one in the
+ * reset state, or the error of sroce_kpost_recv().
+ */
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	struct sroce_qp *qp = to_sqp(ibqp);
+	int err;
+
+	if (qp->is_user || qp->srq || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	err = sroce_kpost_recv(qp, wr, bad_wr);
+	/* In the error state the new WQEs flush at once (ib_drain_rq()). */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		sroce_qp_doorbell(qp);
+	return err;
 }

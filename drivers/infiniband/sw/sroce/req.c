@@ -108,7 +108,13 @@ static enum ib_wc_status sroce_req_check(struct sroce_qp *qp,
 		wqe->length = sizeof(u64);
 	}
 	if (qp->type == IB_QPT_UD) {
-		wqe->ah = sroce_ah_get(qp->sdev, wqe->wr.wr.ud.ah_num);
+		if (qp->is_user) {
+			wqe->ah = sroce_ah_get(qp->sdev, wqe->wr.wr.ud.ah_num);
+		} else {
+			/* Posted with the AH itself and a reference. */
+			wqe->ah = wqe->kah;
+			wqe->kah = NULL;
+		}
 		if (!wqe->ah || wqe->ah->ibah.pd != qp->ibqp.pd)
 			return IB_WC_LOC_QP_OP_ERR;
 	}
@@ -566,6 +572,11 @@ void sroce_req_work(struct work_struct *work)
 	if (!fatal && READ_ONCE(qp->state) == IB_QPS_RTS)
 		sroce_req_run(qp);
 	spin_unlock_bh(&qp->sq_lock);
-	if (fatal)
+	if (fatal) {
 		sroce_qp_error(qp);
+	} else if (READ_ONCE(qp->state) == IB_QPS_ERR) {
+		/* Posted by a kernel consumer in a context that cannot flush. */
+		sroce_qp_flush_sq(qp);
+		sroce_qp_flush_rq(qp);
+	}
 }

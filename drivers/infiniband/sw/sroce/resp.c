@@ -62,11 +62,11 @@ static void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak)
 }
 
 static int sroce_resp_complete(struct sroce_qp *qp, struct ib_uverbs_wc *wc,
-			       bool solicited)
+			       bool solicited, u8 net_type)
 {
 	wc->qp_num = qp->ibqp.qp_num;
 	wc->port_num = 1;
-	if (sroce_cq_post(qp->rcq, wc, solicited)) {
+	if (sroce_cq_post(qp->rcq, wc, solicited, net_type)) {
 		/* An overflowed receive CQ fails the QP (IBTA C11-?). */
 		qp->resp_fatal = true;
 		queue_work(system_unbound_wq, &qp->resp_work);
@@ -86,7 +86,7 @@ static void sroce_resp_complete_error(struct sroce_qp *qp,
 	if (!qp->rwqe_valid)
 		return;
 	qp->rwqe_valid = false;
-	sroce_resp_complete(qp, &wc, true);
+	sroce_resp_complete(qp, &wc, true, 0);
 }
 
 /* Release what a responder resource holds. */
@@ -306,7 +306,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 	} else {
 		WRITE_ONCE(*p, orig + be64_to_cpu(atm->swap_add));
 	}
-	sroce_mr_atomic_unmap(p);
+	sroce_mr_atomic_unmap(mr, p);
 	spin_unlock(&qp->sdev->atomic_lock);
 	sroce_mr_put(mr);
 
@@ -438,7 +438,7 @@ static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	qp->rwqe_valid = false;
 	qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
-	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE);
+	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE, 0);
 }
 
 static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
@@ -632,7 +632,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	wc.wr_id = qp->rwqe.wr_id;
 	if (payload + SROCE_GRH_LEN > qp->rwqe.length) {
 		wc.status = IB_WC_LOC_LEN_ERR;
-		sroce_resp_complete(qp, &wc, true);
+		sroce_resp_complete(qp, &wc, true, 0);
 		return;
 	}
 
@@ -651,7 +651,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 					    payload);
 	if (err) {
 		wc.status = IB_WC_LOC_PROT_ERR;
-		sroce_resp_complete(qp, &wc, true);
+		sroce_resp_complete(qp, &wc, true, 0);
 		return;
 	}
 
@@ -666,7 +666,9 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 		wc.ex.imm_data = imm->imm;
 		wc.wc_flags |= IB_WC_WITH_IMM;
 	}
-	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE);
+	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE,
+			    ip_hdr(skb)->version == 4 ? RDMA_NETWORK_IPV4 :
+			    RDMA_NETWORK_IPV6);
 }
 
 static bool sroce_resp_state_ok(struct sroce_qp *qp)

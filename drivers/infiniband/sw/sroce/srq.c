@@ -36,15 +36,14 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
-	/* Kernel consumers are not served yet. */
-	if (!udata)
-		return -EOPNOTSUPP;
-	if (udata->outlen < sizeof(resp))
+	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 	if (sroce_srq_check_wr(attr->max_wr) || attr->max_sge > SROCE_MAX_SGE)
 		return -EINVAL;
 
 	spin_lock_init(&srq->lock);
+	spin_lock_init(&srq->kpost_lock);
+	srq->is_user = !!udata;
 	srq->max_sge = max(attr->max_sge, 1U);
 	err = sroce_queue_init(&srq->q, udata, attr->max_wr,
 			       sroce_srq_elem_size(srq->max_sge), &resp.mi);
@@ -66,9 +65,11 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->srq_num = err;
 	resp.srq_num = srq->srq_num;
 
-	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-	if (err)
-		goto err_free_num;
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_free_num;
+	}
 	return 0;
 
 err_free_num:

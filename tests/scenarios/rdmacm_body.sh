@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The RDMA CM tests, for rdmacm_netns.sh and rdmacm_twovm.sh (no topology
+# line: not a scenario itself). librdmacm's examples connect through the
+# kernel's RDMA CM, whose messages travel as MADs on each device's GSI QP
+# (QP1): a kernel QP with kernel CQs, kernel AHs and the DMA region.
+
+. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+
+dp_setup
+n=50
+[ "$SROCE_SLOW" -gt 1 ] && n=10
+# rping -V checks every ping's payload on the server side.
+dp_pair "rping -V -C $n (IPv4)" 120 \
+	rping -s -a @SRV4@ -p 18700 -V -C "$n" -S 1000 -- \
+	rping -c -a @SRV4@ -p 18700 -V -C "$n" -S 1000
+dp_pair "rping -V -C $n (IPv6)" 120 \
+	rping -s -a @SRV6@ -p 18701 -V -C "$n" -S 1000 -- \
+	rping -c -a @SRV6@ -p 18701 -V -C "$n" -S 1000
+dp_pair "ucmatose: 4 connections, $n messages each" 120 \
+	ucmatose -b @SRV4@ -p 18702 -c 4 -C "$n" -- \
+	ucmatose -s @SRV4@ -p 18702 -c 4 -C "$n"
+dp_pair "udaddy: 4 UD endpoints, $n messages each (SIDR)" 120 \
+	udaddy -b @SRV4@ -c 4 -C "$n" -- \
+	udaddy -s @SRV4@ -c 4 -C "$n"
+dp_pair "rdma_server / rdma_client" 120 \
+	rdma_server -s @SRV4@ -p 18704 -- \
+	rdma_client -s @SRV4@ -p 18704
+dp_pair "ib_write_bw -R (connection through the RDMA CM)" 300 \
+	ib_write_bw -R -d @DEV@ -p 18705 -n 200 -s 65536 -- \
+	ib_write_bw -R -d @DEV@ -p 18705 -n 200 -s 65536 @SRV4@
+if [ "$ROLE" = a ]; then
+	dp_stats "$DP_CLI_DEV" >&2
+fi
+done_testing
