@@ -165,7 +165,7 @@ run_boot() {
 	local bootdir=$1 topo=$2
 	shift 2
 	local -a list=("$@") roles=(a)
-	local r name cur deadline now t0 ready_note="" last_end dead
+	local r name cur deadline now t0 ready_note="" last_end dead i
 	local grace=$((${SROCE_VM_GRACE:-90} * VM_SLOW)) between=$((120 * VM_SLOW)) boot_limit=$((200 * VM_SLOW))
 	declare -A ready=() done_r=()
 
@@ -236,9 +236,14 @@ run_boot() {
 		# A VM that exited without finishing its job crashed; its peer
 		# would only wait for it.
 		if [ -z "$kill_reason" ] && [ "$(vm_alive_count)" -lt ${#roles[@]} ]; then
+			# VM_PIDS is in role order. A VM that finished its job
+			# may power off while its peer still cleans up.
 			dead=
+			i=0
 			for r in "${roles[@]}"; do
-				[ -e "$bootdir/$r/alldone" ] || dead+=" $r"
+				kill -0 "${VM_PIDS[$i]}" 2>/dev/null ||
+					[ -e "$bootdir/$r/alldone" ] || dead+=" $r"
+				i=$((i + 1))
 			done
 			if [ -n "$dead" ] && [ "$(vm_alive_count)" -gt 0 ]; then
 				sleep 2

@@ -149,3 +149,32 @@ dp_perftest() {
 		"$prog" -d @DEV@ -x @GID4@ -p "$DP_PERFTEST_PORT" "$@" -- \
 		"$prog" -d @DEV@ -x @GID4@ -p "$DP_PERFTEST_PORT" "$@" @SRV4@
 }
+
+# dp_attach MODULE TYPE DEV (twovm): load MODULE and put DEV on eth0;
+# sets the dp_* variables for this VM's side. $P prefixes the test names.
+dp_attach() {
+	local module=$1 type=$2 dev=$3
+	check "$P: modprobe $module" modprobe "$module" || bail "cannot load $module"
+	check "$P: rdma link add $dev type $type netdev eth0" \
+		rdma link add "$dev" type "$type" netdev eth0 || bail "cannot add $dev"
+	check_wait "$P: $dev port active" 30 port_is "$dev" PORT_ACTIVE
+	wait_until 30 gid_index "$dev" "$(gid_v4 "$MY_IP4")"
+	wait_until 30 gid_index "$dev" "$(gid_v6 "$MY_IP6")"
+	DP_SRV_DEV=$dev DP_CLI_DEV=$dev
+	DP_SRV_GID4=$(gid_index "$dev" "$(gid_v4 "$MY_IP4")")
+	DP_SRV_GID6=$(gid_index "$dev" "$(gid_v6 "$MY_IP6")")
+	[ -n "$DP_SRV_GID4" ] && [ -n "$DP_SRV_GID6" ] ||
+		bail "no RoCE v2 GIDs on $dev: $(gid_table "$dev")"
+	DP_CLI_GID4=$DP_SRV_GID4 DP_CLI_GID6=$DP_SRV_GID6
+	DP_SRV_IP4=$NET4_B DP_SRV_IP6=$NET6_B
+	log "$dev: GID indices IPv4 $DP_SRV_GID4, IPv6 $DP_SRV_GID6"
+}
+
+# dp_detach MODULE DEV: remove DEV and unload MODULE, so that the other
+# driver may load in this kernel.
+dp_detach() {
+	local module=$1 dev=$2
+	check "$P: rdma link delete $dev" rdma link delete "$dev"
+	check_wait "$P: $dev is gone" 10 ibdev_gone "$dev"
+	check "$P: rmmod $module" rmmod "$module"
+}

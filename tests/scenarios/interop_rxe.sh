@@ -7,6 +7,7 @@
 # that sroce is requester and responder of every operation against rxe:
 #
 #   ibv_rc_pingpong -c at 1 B, 4 KiB and 1 MiB (IPv4 GID), 64 KiB (IPv6 GID)
+#   rping -V and udaddy through the RDMA CM (MADs on the GSI QPs)
 #   the integrity tool, every case over the IPv4 GID (INTEGRITY_ARGS adds
 #   client options, e.g. --quick)
 #   ib_send_bw, ib_write_bw, ib_read_bw and ib_atomic_bw with fixed
@@ -23,36 +24,6 @@
 # shellcheck source=integrity_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"
 
-# attach MODULE TYPE DEV: load MODULE and put DEV on eth0; sets the
-# datapath_lib and integrity_lib variables for this VM's side.
-attach() {
-	local module=$1 type=$2 dev=$3
-	check "$P: modprobe $module" modprobe "$module" || bail "cannot load $module"
-	check "$P: rdma link add $dev type $type netdev eth0" \
-		rdma link add "$dev" type "$type" netdev eth0 || bail "cannot add $dev"
-	check_wait "$P: $dev port active" 30 port_is "$dev" PORT_ACTIVE
-	wait_until 30 gid_index "$dev" "$(gid_v4 "$MY_IP4")"
-	wait_until 30 gid_index "$dev" "$(gid_v6 "$MY_IP6")"
-	DP_SRV_DEV=$dev DP_CLI_DEV=$dev
-	DP_SRV_GID4=$(gid_index "$dev" "$(gid_v4 "$MY_IP4")")
-	DP_SRV_GID6=$(gid_index "$dev" "$(gid_v6 "$MY_IP6")")
-	[ -n "$DP_SRV_GID4" ] && [ -n "$DP_SRV_GID6" ] ||
-		bail "no RoCE v2 GIDs on $dev: $(gid_table "$dev")"
-	DP_CLI_GID4=$DP_SRV_GID4 DP_CLI_GID6=$DP_SRV_GID6
-	DP_SRV_IP4=$NET4_B DP_SRV_IP6=$NET6_B
-	INTEGRITY_DEV=$dev
-	log "$dev: GID indices IPv4 $DP_SRV_GID4, IPv6 $DP_SRV_GID6"
-}
-
-# detach MODULE DEV: remove DEV and unload MODULE, so that the other
-# driver may load in this kernel.
-detach() {
-	local module=$1 dev=$2
-	check "$P: rdma link delete $dev" rdma link delete "$dev"
-	check_wait "$P: $dev is gone" 10 ibdev_gone "$dev"
-	check "$P: rmmod $module" rmmod "$module"
-}
-
 pt() { dp_perftest "$P: " "$@"; }
 
 # part SUFFIX A_MODULE A_TYPE A_DEV B_MODULE B_TYPE B_DEV
@@ -65,7 +36,8 @@ part() {
 	fi
 	P="$3 client, $6 server"
 	barrier "part-$sfx" 300 || bail "VM $PEER did not reach part $sfx"
-	attach "$mod" "$type" "$dev"
+	dp_attach "$mod" "$type" "$dev"
+	INTEGRITY_DEV=$dev
 
 	for size in 1 4096 1048576; do
 		dp_pair "$P: ibv_rc_pingpong -s $size -c (IPv4 GID)" 300 \
@@ -75,6 +47,14 @@ part() {
 	dp_pair "$P: ibv_rc_pingpong -s 65536 -c (IPv6 GID, IPv4 control connection)" 300 \
 		ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c -- \
 		ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 65536 -n 50 -c @SRV4@
+
+	# Connection management: CM and SIDR MADs between the GSI QPs.
+	dp_pair "$P: rping -V -C 20 (RDMA CM)" 120 \
+		rping -s -a @SRV4@ -p 18710 -V -C 20 -S 1000 -- \
+		rping -c -a @SRV4@ -p 18710 -V -C 20 -S 1000
+	dp_pair "$P: udaddy (RDMA CM, SIDR)" 120 \
+		udaddy -b @SRV4@ -c 2 -C 20 -- \
+		udaddy -s @SRV4@ -c 2 -C 20
 
 	# rdma_rxe answers a READ in one burst, which overflows the transmit
 	# queue, and answers a re-request only after the whole burst: with
@@ -92,7 +72,7 @@ part() {
 
 	barrier "part-$sfx-end" 300
 	[ "$ROLE" = a ] && dp_stats "$dev" >&2
-	detach "$mod" "$dev"
+	dp_detach "$mod" "$dev"
 }
 
 [ -x "$INTEGRITY_TOOL" ] ||

@@ -45,6 +45,8 @@ static u32 sroce_wc_opcode(u32 wr_opcode)
 		return IB_UVERBS_WC_FETCH_ADD;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_UVERBS_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_UVERBS_WC_SEND;
 	}

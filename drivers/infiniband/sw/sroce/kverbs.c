@@ -77,13 +77,19 @@ static int sroce_kpost_remote(struct sroce_qp *qp, const struct ib_send_wr *wr,
 		swr->wr.atomic.swap = atomic_wr(wr)->swap;
 		swr->wr.atomic.rkey = atomic_wr(wr)->rkey;
 		break;
+	case IB_WR_REG_MR:
+		/* The ring is kernel memory: it may carry the MR itself. */
+		swr->wr.reg.mr = reg_wr(wr)->mr;
+		swr->wr.reg.key = reg_wr(wr)->key;
+		swr->wr.reg.access = reg_wr(wr)->access;
+		break;
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_LOCAL_INV:
 		break;
 	default:
-		/* Memory registration and windows are not offered yet. */
+		/* Memory windows are not offered yet. */
 		return -EOPNOTSUPP;
 	}
 	if (qp->type == IB_QPT_UD) {

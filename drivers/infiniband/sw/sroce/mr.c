@@ -42,7 +42,8 @@ static int sroce_mr_collect_pages(struct sroce_mr *mr)
 	return 0;
 }
 
-static int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr)
+static int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr,
+			   bool valid)
 {
 	u32 index;
 	int err;
@@ -57,7 +58,7 @@ static int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr)
 	mr->index = index;
 	mr->ibmr.lkey = index << 8 | (atomic_inc_return(&sdev->key_gen) & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
-	WRITE_ONCE(mr->valid, true);
+	WRITE_ONCE(mr->valid, valid);
 	return 0;
 }
 
@@ -98,7 +99,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->length = length;
 	mr->offset = ib_umem_offset(mr->umem);
 	mr->access = access;
-	err = sroce_mr_insert(sdev, mr);
+	err = sroce_mr_insert(sdev, mr, true);
 	if (err)
 		goto err_pages;
 	return &mr->ibmr;
@@ -142,12 +143,117 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr->iova = 0;
 	mr->length = U64_MAX;
 	mr->access = access;
-	err = sroce_mr_insert(sdev, mr);
+	err = sroce_mr_insert(sdev, mr, true);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
 	}
 	return &mr->ibmr;
+}
+
+/**
+ * sroce_alloc_mr() - a fast-registration region for a kernel consumer
+ * @ibpd: the PD
+ * @type: IB_MR_TYPE_MEM_REG only
+ * @max_num_sg: pages it can map
+ *
+ * The region is invalid until an IB_WR_REG_MR work request registers the
+ * pages map_mr_sg() gave it.
+ *
+ * Return: the region, or an ERR_PTR().
+ */
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SROCE_MAX_FR_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->kbufs = kvcalloc(max_num_sg, sizeof(*mr->kbufs), GFP_KERNEL);
+	if (!mr->kbufs) {
+		kfree(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->max_bufs = max_num_sg;
+	err = sroce_mr_insert(sdev, mr, false);
+	if (err) {
+		kvfree(mr->kbufs);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static int sroce_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (mr->nbufs == mr->max_bufs)
+		return -ENOMEM;
+	mr->kbufs[mr->nbufs++] = addr;
+	return 0;
+}
+
+/**
+ * sroce_map_mr_sg() - give a fast-registration region its pages
+ * @ibmr: the region, not registered
+ * @sg: the DMA-mapped scatter list (kernel addresses: virtual DMA)
+ * @sg_nents: its entries
+ * @sg_offset: offset into the first entry
+ *
+ * Return: the entries mapped, or a negative errno.
+ */
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+	int n;
+
+	if (READ_ONCE(mr->valid))
+		return -EBUSY;
+	mr->nbufs = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_mr_set_page);
+	mr->map_fbo = ibmr->iova & (ibmr->page_size - 1);
+	return n;
+}
+
+/**
+ * sroce_mr_fast_reg() - register a region's mapped pages (IB_WR_REG_MR)
+ * @pd: the PD of the QP the work request came from
+ * @ibmr: the region
+ * @key: its new lkey and rkey; the upper 24 bits must stay the region's
+ * @access: IB_ACCESS_* rights
+ *
+ * The iova is the region's at this moment: consumers may move it after
+ * map_mr_sg(), keeping the page offset.
+ *
+ * Return: 0, or -EINVAL for a region of another PD, a valid one, or a
+ * foreign key.
+ */
+int sroce_mr_fast_reg(struct ib_pd *pd, struct ib_mr *ibmr, u32 key,
+		      int access)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (!mr->kbufs || ibmr->pd != pd || READ_ONCE(mr->valid) ||
+	    key >> 8 != mr->index || (access & ~SROCE_MR_SUPPORTED_ACCESS))
+		return -EINVAL;
+	mr->access = access;
+	mr->iova = ibmr->iova;
+	mr->length = ibmr->length;
+	mr->offset = mr->map_fbo;
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	/* Pairs with sroce_mr_get(): the fields above before the flag. */
+	smp_store_release(&mr->valid, true);
+	return 0;
 }
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -157,6 +263,7 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	sroce_mr_remove(to_sdev(ibmr->device), mr);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	kvfree(mr->kbufs);
 	kvfree(mr->pages);
 	/* A key lookup that found @mr before its removal may still read it. */
 	kfree_rcu(mr, rcu);
@@ -191,8 +298,10 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 	if (!mr)
 		return NULL;
 
-	if ((remote ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
-	    !READ_ONCE(mr->valid) || mr->ibmr.pd != pd ||
+	/* Pairs with sroce_mr_fast_reg(). */
+	if (!smp_load_acquire(&mr->valid) ||
+	    (remote ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
+	    mr->ibmr.pd != pd ||
 	    (mr->access & access) != access ||
 	    iova < mr->iova || len > mr->length ||
 	    iova - mr->iova > mr->length - len) {
@@ -255,6 +364,32 @@ static u32 sroce_mr_chunk(u64 iova, struct sroce_mr *mr, u32 len)
 	return min_t(u64, len, PAGE_SIZE - (off & ~PAGE_MASK));
 }
 
+/*
+ * For a kernel consumer's region: the kernel address of byte @iova, and in
+ * *@contig how many of the @len bytes from it are contiguous.
+ */
+static void *sroce_mr_kaddr(struct sroce_mr *mr, u64 iova, u32 len,
+			    u32 *contig)
+{
+	u64 off, in_buf;
+	u32 shift;
+
+	if (mr->kernel_va) {
+		*contig = len;
+		return (void *)(uintptr_t)iova;
+	}
+	shift = ilog2(mr->ibmr.page_size);
+	off = iova - mr->iova + mr->map_fbo;
+	in_buf = off & (mr->ibmr.page_size - 1);
+	*contig = min_t(u64, len, mr->ibmr.page_size - in_buf);
+	return (void *)(uintptr_t)(mr->kbufs[off >> shift] + in_buf);
+}
+
+static bool sroce_mr_is_kernel(const struct sroce_mr *mr)
+{
+	return mr->kernel_va || mr->kbufs;
+}
+
 /**
  * sroce_mr_copy_to() - copy into a region
  * @mr: the region; the range was checked by sroce_mr_get()
@@ -264,9 +399,14 @@ static u32 sroce_mr_chunk(u64 iova, struct sroce_mr *mr, u32 len)
  */
 void sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len)
 {
-	if (mr->kernel_va) {
-		memcpy((void *)(uintptr_t)iova, src, len);
-		return;
+	while (len && sroce_mr_is_kernel(mr)) {
+		u32 n;
+		void *va = sroce_mr_kaddr(mr, iova, len, &n);
+
+		memcpy(va, src, n);
+		iova += n;
+		src += n;
+		len -= n;
 	}
 	while (len) {
 		u32 n = sroce_mr_chunk(iova, mr, len);
@@ -291,9 +431,14 @@ void sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len)
  */
 void sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len)
 {
-	if (mr->kernel_va) {
-		memcpy(dst, (void *)(uintptr_t)iova, len);
-		return;
+	while (len && sroce_mr_is_kernel(mr)) {
+		u32 n;
+		void *va = sroce_mr_kaddr(mr, iova, len, &n);
+
+		memcpy(dst, va, n);
+		iova += n;
+		dst += n;
+		len -= n;
 	}
 	while (len) {
 		u32 n = sroce_mr_chunk(iova, mr, len);
@@ -322,8 +467,17 @@ void sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len)
 int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 		      int offset, u32 len)
 {
-	if (mr->kernel_va)
-		return skb_copy_bits(skb, offset, (void *)(uintptr_t)iova, len);
+	while (len && sroce_mr_is_kernel(mr)) {
+		u32 n;
+		void *va = sroce_mr_kaddr(mr, iova, len, &n);
+		int err = skb_copy_bits(skb, offset, va, n);
+
+		if (err)
+			return err;
+		iova += n;
+		offset += n;
+		len -= n;
+	}
 	while (len) {
 		u32 n = sroce_mr_chunk(iova, mr, len);
 		unsigned int poff;
@@ -353,15 +507,18 @@ u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova)
 	unsigned int poff;
 	struct page *page;
 
-	if (mr->kernel_va)
-		return (u64 *)(uintptr_t)iova;
+	if (sroce_mr_is_kernel(mr)) {
+		u32 n;
+
+		return sroce_mr_kaddr(mr, iova, sizeof(u64), &n);
+	}
 	page = sroce_mr_page(mr, iova, &poff);
 	return kmap_local_page(page) + poff;
 }
 
 void sroce_mr_atomic_unmap(struct sroce_mr *mr, u64 *p)
 {
-	if (!mr->kernel_va)
+	if (!sroce_mr_is_kernel(mr))
 		kunmap_local(p);
 }
 

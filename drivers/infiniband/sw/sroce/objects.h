@@ -33,6 +33,7 @@
 #define SROCE_MAX_INLINE	512
 #define SROCE_MAX_AH		0x10000
 #define SROCE_MAX_SRQ		0x10000
+#define SROCE_MAX_FR_PAGES	0x40000	/* pages per fast-registration MR */
 #define SROCE_MAX_SRQ_WR	0x4000
 #define SROCE_MAX_MSG_SIZE	0x80000000U
 
@@ -114,6 +115,11 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
  * @rcu: frees the region after the lookups that may have found it
  * @kernel_va: a DMA region of a kernel consumer: its addresses are kernel
  *	virtual addresses (the device uses virtual DMA), covering all memory
+ * @kbufs: a fast-registration region's buffers: the kernel addresses of
+ *	its pages of ibmr.page_size bytes, set by map_mr_sg
+ * @nbufs: entries of @kbufs in use
+ * @max_bufs: entries @kbufs has room for
+ * @map_fbo: offset of the first mapped byte in the first buffer
  */
 struct sroce_mr {
 	struct ib_mr		ibmr;
@@ -130,6 +136,10 @@ struct sroce_mr {
 	bool			valid;
 	struct rcu_head		rcu;
 	bool			kernel_va;
+	u64			*kbufs;
+	u32			nbufs;
+	u32			max_bufs;
+	u32			map_fbo;
 };
 
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
@@ -532,6 +542,12 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int sroce_mr_fast_reg(struct ib_pd *pd, struct ib_mr *ibmr, u32 key,
+		      int access);
 int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    struct ib_udata *udata);
 int sroce_destroy_ah(struct ib_ah *ibah, u32 flags);

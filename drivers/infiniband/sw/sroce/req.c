@@ -48,6 +48,14 @@ static u32 sroce_wr_ops(enum ib_qp_type type)
 	}
 }
 
+/* Fast registration is for kernel consumers, on connected QPs. */
+static bool sroce_wr_allowed(struct sroce_qp *qp, u32 opcode)
+{
+	if (opcode == IB_WR_REG_MR)
+		return !qp->is_user && qp->type != IB_QPT_UD;
+	return opcode < 32 && (BIT(opcode) & sroce_wr_ops(qp->type));
+}
+
 static bool sroce_wr_is_rd_atomic(u32 opcode)
 {
 	return opcode == IB_UVERBS_WR_RDMA_READ ||
@@ -139,8 +147,7 @@ static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 	wqe->ah = NULL;
 	wqe->length = 0;
 
-	if (wqe->wr.opcode >= 32 ||
-	    !(BIT(wqe->wr.opcode) & sroce_wr_ops(qp->type))) {
+	if (!sroce_wr_allowed(qp, wqe->wr.opcode)) {
 		status = IB_WC_LOC_QP_OP_ERR;
 		goto bad;
 	}
@@ -397,10 +404,20 @@ static u32 sroce_req_npsn(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 static bool sroce_req_local_op(struct sroce_qp *qp, struct sroce_swqe *wqe,
 			       u32 idx)
 {
+	int err;
+
 	if (idx != qp->sq_tail)
 		return false;
-	if (sroce_mr_invalidate(qp->sdev, wqe->wr.ex.invalidate_rkey,
-				qp->ibqp.pd))
+	if (wqe->wr.opcode == IB_WR_REG_MR)
+		/* A kernel QP's ring: the MR pointer is the consumer's. */
+		err = sroce_mr_fast_reg(qp->ibqp.pd, wqe->wr.wr.reg.mr,
+					wqe->wr.wr.reg.key,
+					wqe->wr.wr.reg.access);
+	else
+		err = sroce_mr_invalidate(qp->sdev,
+					  wqe->wr.ex.invalidate_rkey,
+					  qp->ibqp.pd);
+	if (err)
 		wqe->status = IB_WC_LOC_PROT_ERR;
 	wqe->state = SROCE_SWQE_DONE;
 	return true;
@@ -495,7 +512,8 @@ void sroce_req_run(struct sroce_qp *qp)
 		if (wqe->state == SROCE_SWQE_NEW) {
 			if (!sroce_req_may_start(qp, wqe))
 				break;
-			if (wqe->wr.opcode == IB_UVERBS_WR_LOCAL_INV) {
+			if (wqe->wr.opcode == IB_UVERBS_WR_LOCAL_INV ||
+			    wqe->wr.opcode == IB_WR_REG_MR) {
 				if (!sroce_req_local_op(qp, wqe, idx))
 					break;
 				qp->sq_next = sroce_queue_next(&qp->sq, idx);
