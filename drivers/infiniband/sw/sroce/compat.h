@@ -24,6 +24,17 @@
 #define sroce_create_cq_udata()		(udata_arg)
 #endif
 
+/*
+ * IBTA 1.5 atomic write: sroce implements it on every kernel, since the
+ * user ABI carries it as WQE opcode 15; it is advertised where ib_core
+ * defines the capability bit.
+ */
+#ifdef SROCE_HAVE_ATOMIC_WRITE_CAP
+#define SROCE_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define SROCE_DEVICE_ATOMIC_WRITE	0
+#endif
+
 static inline void sroce_skb_frag_fill(skb_frag_t *frag, struct page *page,
 				       unsigned int off, unsigned int size)
 {

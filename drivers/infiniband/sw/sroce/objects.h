@@ -49,6 +49,11 @@
 #define SROCE_SEND_WQE_HDR	sizeof(struct rxe_send_wqe)
 #define SROCE_RECV_WQE_HDR	sizeof(struct rxe_recv_wqe)
 
+/* User ABI values newer than some supported kernels' headers. */
+#define SROCE_WR_ATOMIC_WRITE	15	/* IB_UVERBS_WR_ATOMIC_WRITE */
+#define SROCE_WC_ATOMIC_WRITE	9	/* IB_UVERBS_WC_ATOMIC_WRITE */
+#define SROCE_ATOMIC_WRITE_LEN	8
+
 /**
  * struct sroce_ucontext - a process's context on a device
  * @ibuc: the RDMA core's context

@@ -25,7 +25,7 @@
 				 WR(SEND) | WR(SEND_WITH_IMM) |		\
 				 WR(RDMA_READ) | WR(ATOMIC_CMP_AND_SWP) |	\
 				 WR(ATOMIC_FETCH_AND_ADD) | WR(LOCAL_INV) |	\
-				 WR(SEND_WITH_INV))
+				 WR(SEND_WITH_INV) | BIT(SROCE_WR_ATOMIC_WRITE))
 #define SROCE_UC_WR_OPS		(WR(RDMA_WRITE) | WR(RDMA_WRITE_WITH_IMM) | \
 				 WR(SEND) | WR(SEND_WITH_IMM) |		\
 				 WR(SEND_WITH_INV) | WR(LOCAL_INV))
@@ -78,6 +78,18 @@ static enum ib_wc_status sroce_req_copy_data(struct sroce_qp *qp,
 	u64 length = 0;
 	u32 i, num_sge;
 
+	if (opcode == SROCE_WR_ATOMIC_WRITE) {
+		/* The 8 bytes travel in the slot, where inline data goes. */
+		if (READ_ONCE(uwqe->dma.length) != SROCE_ATOMIC_WRITE_LEN ||
+		    (wqe->wr.wr.rdma.remote_addr & (SROCE_ATOMIC_WRITE_LEN - 1)))
+			return IB_WC_LOC_QP_OP_ERR;
+		memcpy(wqe->inline_buf, uwqe->dma.inline_data,
+		       SROCE_ATOMIC_WRITE_LEN);
+		wqe->inline_data = true;
+		wqe->num_sge = 0;
+		wqe->length = SROCE_ATOMIC_WRITE_LEN;
+		return IB_WC_SUCCESS;
+	}
 	wqe->inline_data = wqe->wr.send_flags & IB_SEND_INLINE;
 	if (wqe->inline_data) {
 		if (!(BIT(opcode) & SROCE_INLINE_WR_OPS))
@@ -206,6 +218,8 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, const struct sroce_swqe *wqe,
 	u8 t = qp->type == IB_QPT_UC ? SROCE_OP_UC : SROCE_OP_RC;
 
 	switch (wqe->wr.opcode) {
+	case SROCE_WR_ATOMIC_WRITE:
+		return SROCE_OP_ATOMIC_WRITE;
 	case IB_UVERBS_WR_RDMA_WRITE:
 		if (first && last)
 			return t | SROCE_OP_WRITE_ONLY;

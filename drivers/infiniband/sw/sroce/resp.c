@@ -511,6 +511,51 @@ static bool sroce_resp_write_start(struct sroce_qp *qp, struct sk_buff *skb,
 	return true;
 }
 
+/*
+ * IBTA 1.5 atomic write: eight bytes, aligned, written in one store that
+ * no concurrent atomic operation can split. Needs remote write rights.
+ */
+static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
+				    const struct sroce_opcode_info *info,
+				    u32 psn, u32 payload)
+{
+	const struct sroce_reth *reth = sroce_resp_hdr(skb, info,
+						       SROCE_HDR_RETH);
+	u64 va = be64_to_cpu(reth->va);
+	struct sroce_mr *mr;
+	u64 val, *p;
+
+	if (!(qp->access_flags & IB_ACCESS_REMOTE_WRITE) ||
+	    payload != SROCE_ATOMIC_WRITE_LEN ||
+	    be32_to_cpu(reth->len) != SROCE_ATOMIC_WRITE_LEN ||
+	    (va & (SROCE_ATOMIC_WRITE_LEN - 1))) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+	mr = sroce_mr_get(qp->sdev, be32_to_cpu(reth->rkey), qp->ibqp.pd,
+			  IB_ACCESS_REMOTE_WRITE, va, SROCE_ATOMIC_WRITE_LEN,
+			  true);
+	if (!mr) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+		return;
+	}
+	if ((va - mr->iova + mr->offset) & (SROCE_ATOMIC_WRITE_LEN - 1) ||
+	    skb_copy_bits(skb, sroce_resp_payload_off(info), &val,
+			  sizeof(val))) {
+		sroce_mr_put(mr);
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+	spin_lock(&qp->sdev->atomic_lock);
+	p = sroce_mr_atomic_map(mr, va);
+	WRITE_ONCE(*p, val);
+	sroce_mr_atomic_unmap(mr, p);
+	spin_unlock(&qp->sdev->atomic_lock);
+	sroce_mr_put(mr);
+	qp->epsn = sroce_psn_add(psn, 1);
+	qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+}
+
 static void sroce_resp_write_end(struct sroce_qp *qp)
 {
 	if (qp->write_mr)
@@ -715,12 +760,15 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_read(qp, skb, info, psn, false);
 	else if (info->flags & SROCE_OPF_ATOMIC)
 		sroce_resp_atomic(qp, skb, bth, info, psn);
+	else if (info->flags & SROCE_OPF_ATOMIC_WRITE)
+		sroce_resp_atomic_write(qp, skb, info, psn, payload);
 	else
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 
 	/* ACKs are coalesced: the requester asks for them. */
 	if (qp->type == IB_QPT_RC && sroce_bth_ackreq(bth) && !qp->resp_fatal &&
-	    (info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE)) &&
+	    (info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE |
+			    SROCE_OPF_ATOMIC_WRITE)) &&
 	    qp->epsn == sroce_psn_add(psn, 1))
 		sroce_resp_ack(qp, psn);
 }

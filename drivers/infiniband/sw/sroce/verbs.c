@@ -34,6 +34,7 @@ void sroce_init_attrs(struct sroce_dev *sdev)
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 SROCE_DEVICE_ATOMIC_WRITE |
 				 IB_DEVICE_PORT_ACTIVE_EVENT;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SROCE_MAX_SGE;
