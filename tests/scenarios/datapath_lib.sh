@@ -19,9 +19,11 @@ dp_ns_dev() {
 	if [ "$TOPO" = netns ]; then
 		DP_SRV_NS=h2 DP_CLI_NS=h1 DP_SRV_DEV=sroce1 DP_CLI_DEV=sroce0
 		DP_SRV_IP4=$NET4_B DP_SRV_IP6=$NET6_B
+		DP_CLI_IP4=$NET4_A DP_CLI_IP6=$NET6_A
 	else
 		DP_SRV_NS= DP_CLI_NS= DP_SRV_DEV=sroce0 DP_CLI_DEV=sroce0
 		DP_SRV_IP4=$NET4_B DP_SRV_IP6=$NET6_B
+		DP_CLI_IP4=$NET4_A DP_CLI_IP6=$NET6_A
 	fi
 }
 
@@ -71,6 +73,8 @@ dp_subst() {
 		w=${w//@GID6@/$gid6}
 		w=${w//@SRV4@/$DP_SRV_IP4}
 		w=${w//@SRV6@/$DP_SRV_IP6}
+		w=${w//@CLI4@/$DP_CLI_IP4}
+		w=${w//@CLI6@/$DP_CLI_IP6}
 		printf '%s\n' "$w"
 	done
 }

@@ -24,6 +24,12 @@ dp_pair "ucmatose: 4 connections, $n messages each" 120 \
 dp_pair "udaddy: 4 UD endpoints, $n messages each (SIDR)" 120 \
 	udaddy -b @SRV4@ -c 4 -C "$n" -- \
 	udaddy -s @SRV4@ -c 4 -C "$n"
+# Multicast: the receiver's UD QP is attached to the group (the netdev
+# joins it), the sender sends to QP 0xffffff. The kernel's RDMA CM joins
+# IPv4 groups only over RoCEv2.
+dp_pair "mckey: IPv4 group 239.1.2.3, $n datagrams" 120 \
+	mckey -m 239.1.2.3 -b @SRV4@ -C "$n" -- \
+	mckey -m 239.1.2.3 -b @CLI4@ -s -C "$n"
 dp_pair "rdma_server / rdma_client" 120 \
 	rdma_server -s @SRV4@ -p 18704 -- \
 	rdma_client -s @SRV4@ -p 18704

@@ -47,6 +47,8 @@ static u32 sroce_wc_opcode(u32 wr_opcode)
 		return IB_UVERBS_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_UVERBS_WC_BIND_MW;
 	case SROCE_WR_ATOMIC_WRITE:
 		return SROCE_WC_ATOMIC_WRITE;
 	default:

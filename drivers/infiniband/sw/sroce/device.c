@@ -171,6 +171,8 @@ static void sroce_dev_free_tables(struct sroce_dev *sdev)
 	xa_destroy(&sdev->mrs);
 	xa_destroy(&sdev->ahs);
 	ida_destroy(&sdev->srq_ida);
+	sroce_mcast_cleanup(sdev);
+	mutex_destroy(&sdev->mcg_lock);
 	free_percpu(sdev->stats);
 	sdev->stats = NULL;
 }
@@ -191,6 +193,8 @@ static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC);
 	ida_init(&sdev->srq_ida);
+	mutex_init(&sdev->mcg_lock);
+	INIT_LIST_HEAD(&sdev->mcgs);
 	spin_lock_init(&sdev->atomic_lock);
 
 	dev_hold(ndev);

@@ -260,6 +260,10 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 
+	/* A bound window holds the region (IBTA C10-61). */
+	if (atomic_read(&mr->bound_mws))
+		return -EBUSY;
+
 	sroce_mr_remove(to_sdev(ibmr->device), mr);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
@@ -278,7 +282,8 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  * @access: IB_ACCESS_* rights the access needs; 0 for a local read
  * @iova: first byte accessed
  * @len: bytes accessed
- * @remote: @key is an rkey from the wire
+ * @remote_qp: for an rkey from the wire, the QP it arrived on (the key may
+ *	then also name a memory window); NULL for a local key
  *
  * Context: any.
  * Return: the region with a reference held, or NULL when the key is unknown,
@@ -286,12 +291,21 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  */
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 			      struct ib_pd *pd, int access, u64 iova, u64 len,
-			      bool remote)
+			      const struct sroce_qp *remote_qp)
 {
 	struct sroce_mr *mr;
+	void *entry;
 
 	rcu_read_lock();
-	mr = xa_load(&sdev->mrs, key >> 8);
+	entry = xa_load(&sdev->mrs, key >> 8);
+	if (xa_pointer_tag(entry) == SROCE_KEY_MW) {
+		mr = remote_qp ? sroce_mw_get_mr(xa_untag_pointer(entry), key,
+						 remote_qp, access, iova,
+						 len) : NULL;
+		rcu_read_unlock();
+		return mr;
+	}
+	mr = entry;
 	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
 	rcu_read_unlock();
@@ -300,9 +314,9 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 
 	/* Pairs with sroce_mr_fast_reg(). */
 	if (!smp_load_acquire(&mr->valid) ||
-	    (remote ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
-	    mr->ibmr.pd != pd ||
-	    (mr->access & access) != access ||
+	    (remote_qp ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
+	    READ_ONCE(mr->ibmr.pd) != pd ||
+	    (READ_ONCE(mr->access) & access) != access ||
 	    iova < mr->iova || len > mr->length ||
 	    iova - mr->iova > mr->length - len) {
 		sroce_mr_put(mr);
@@ -323,17 +337,31 @@ void sroce_mr_put(struct sroce_mr *mr)
  * @key: the key, untrusted
  * @pd: the PD the request comes from
  *
- * Return: 0, or -EINVAL when the key names no region of @pd.
+ * Return: 0, or -EINVAL when the key names no region or type 2 window of
+ * @pd.
  */
 int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd)
 {
 	struct sroce_mr *mr;
+	void *entry;
+	int err;
 
-	mr = sroce_mr_get(sdev, key, pd, 0, 0, 0, false);
+	rcu_read_lock();
+	entry = xa_load(&sdev->mrs, key >> 8);
+	if (xa_pointer_tag(entry) == SROCE_KEY_MW) {
+		err = sroce_mw_invalidate(xa_untag_pointer(entry), key, pd);
+		rcu_read_unlock();
+		return err;
+	}
+	rcu_read_unlock();
+
+	mr = sroce_mr_get(sdev, key, pd, 0, 0, 0, NULL);
 	if (!mr) {
 		/* An iova of 0 may be out of bounds: look the key up again. */
 		rcu_read_lock();
 		mr = xa_load(&sdev->mrs, key >> 8);
+		if (xa_pointer_tag(mr))
+			mr = NULL;
 		if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
 			   !refcount_inc_not_zero(&mr->ref)))
 			mr = NULL;
@@ -553,7 +581,7 @@ int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 		}
 		n = min(len, sge->length - offset);
 		mr = sroce_mr_get(sdev, sge->lkey, pd, IB_ACCESS_LOCAL_WRITE,
-				  sge->addr + offset, n, false);
+				  sge->addr + offset, n, NULL);
 		if (!mr)
 			return -EACCES;
 		err = sroce_mr_copy_skb(mr, sge->addr + offset, skb, skb_off, n);
@@ -595,7 +623,7 @@ int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 		}
 		n = min(len, sge->length - offset);
 		mr = sroce_mr_get(sdev, sge->lkey, pd, IB_ACCESS_LOCAL_WRITE,
-				  sge->addr + offset, n, false);
+				  sge->addr + offset, n, NULL);
 		if (!mr)
 			return -EACCES;
 		sroce_mr_copy_to(mr, sge->addr + offset, src, n);

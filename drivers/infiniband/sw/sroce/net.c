@@ -114,6 +114,10 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 {
 	struct sroce_qp *qp;
 
+	if (sroce_bth_qpn(bth) == SROCE_MCAST_QPN) {
+		sroce_mcast_rx(sdev, skb, bth, info, payload);
+		return;
+	}
 	qp = sroce_qp_lookup(sdev, sroce_bth_qpn(bth));
 	if (!qp) {
 		sroce_stat_inc(sdev, SROCE_STAT_RX_NO_QP);
@@ -196,6 +200,22 @@ drop:
 	return 0;
 }
 
+/*
+ * The socket joins no group itself; multicast datagrams to port 4791 are
+ * for the groups the devices' QPs attached to, which the netdev joined.
+ * An IPv6 socket would take only IPv4 groups it joined by itself.
+ */
+static void sroce_sock_mcast_all(struct socket *sock, int family)
+{
+	int one = 1;
+
+	sock->ops->setsockopt(sock, SOL_IP, IP_MULTICAST_ALL,
+			      KERNEL_SOCKPTR(&one), sizeof(one));
+	if (family == AF_INET6)
+		sock->ops->setsockopt(sock, SOL_IPV6, IPV6_MULTICAST_ALL,
+				      KERNEL_SOCKPTR(&one), sizeof(one));
+}
+
 static int sroce_sock_create(struct net *net, struct socket **sockp)
 {
 	struct udp_tunnel_sock_cfg tunnel_cfg = {
@@ -227,6 +247,7 @@ static int sroce_sock_create(struct net *net, struct socket **sockp)
 		return err;
 	}
 
+	sroce_sock_mcast_all(sock, port_cfg.family);
 	setup_udp_tunnel_sock(net, sock, &tunnel_cfg);
 	*sockp = sock;
 	return 0;

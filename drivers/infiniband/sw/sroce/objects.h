@@ -34,6 +34,9 @@
 #define SROCE_MAX_AH		0x10000
 #define SROCE_MAX_SRQ		0x10000
 #define SROCE_MAX_FR_PAGES	0x40000	/* pages per fast-registration MR */
+#define SROCE_MAX_MCAST_GRP	1024
+#define SROCE_MAX_MCAST_QP_ATTACH	64
+#define SROCE_MCAST_QPN		0xffffff
 #define SROCE_MAX_SRQ_WR	0x4000
 #define SROCE_MAX_MSG_SIZE	0x80000000U
 
@@ -125,6 +128,8 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
  * @nbufs: entries of @kbufs in use
  * @max_bufs: entries @kbufs has room for
  * @map_fbo: offset of the first mapped byte in the first buffer
+ * @bound_mws: memory windows bound to the region; it cannot be
+ *	deregistered while there are any
  */
 struct sroce_mr {
 	struct ib_mr		ibmr;
@@ -145,7 +150,55 @@ struct sroce_mr {
 	u32			nbufs;
 	u32			max_bufs;
 	u32			map_fbo;
+	atomic_t		bound_mws;
 };
+
+/* The tag of memory window entries in the device's key table. */
+#define SROCE_KEY_MW		1
+
+enum sroce_mw_state {
+	SROCE_MW_FREE,
+	SROCE_MW_VALID,
+};
+
+/**
+ * struct sroce_mw - a memory window
+ * @ibmw: the RDMA core's window; ibmw.rkey is its current key
+ * @lock: protects the fields below and the key's low byte
+ * @index: position in the device's key table, the key's upper 24 bits
+ * @state: enum sroce_mw_state
+ * @mr: the region it is bound to, with a reference
+ * @addr: first byte of the window, in the region's address space
+ * @length: bytes in the window
+ * @access: remote rights through it
+ * @qpn: for a type 2 window, the QP it is bound to
+ */
+struct sroce_mw {
+	struct ib_mw		ibmw;
+	spinlock_t		lock;	/* see above */
+	u32			index;
+	u8			state;
+	struct sroce_mr		*mr;
+	u64			addr;
+	u64			length;
+	int			access;
+	u32			qpn;
+};
+
+static inline struct sroce_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct sroce_mw, ibmw);
+}
+
+struct sroce_qp;
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int sroce_dealloc_mw(struct ib_mw *ibmw);
+int sroce_mw_bind(struct sroce_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
+		  u64 addr, u64 len, int access);
+struct sroce_mr *sroce_mw_get_mr(struct sroce_mw *mw, u32 rkey,
+				 const struct sroce_qp *qp, int access,
+				 u64 iova, u64 len);
+int sroce_mw_invalidate(struct sroce_mw *mw, u32 rkey, struct ib_pd *pd);
 
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 {
@@ -154,7 +207,7 @@ static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 			      struct ib_pd *pd, int access, u64 iova, u64 len,
-			      bool remote);
+			      const struct sroce_qp *remote_qp);
 void sroce_mr_put(struct sroce_mr *mr);
 int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd);
 void sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src,
@@ -576,6 +629,13 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+
+/* mcast.c */
+int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void sroce_mcast_rx(struct sroce_dev *sdev, struct sk_buff *skb,
+		    const struct sroce_bth *bth,
+		    const struct sroce_opcode_info *info, u32 payload);
 
 /* kverbs.c */
 int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,

@@ -25,10 +25,11 @@
 				 WR(SEND) | WR(SEND_WITH_IMM) |		\
 				 WR(RDMA_READ) | WR(ATOMIC_CMP_AND_SWP) |	\
 				 WR(ATOMIC_FETCH_AND_ADD) | WR(LOCAL_INV) |	\
-				 WR(SEND_WITH_INV) | BIT(SROCE_WR_ATOMIC_WRITE))
+				 WR(SEND_WITH_INV) | WR(BIND_MW) |		\
+				 BIT(SROCE_WR_ATOMIC_WRITE))
 #define SROCE_UC_WR_OPS		(WR(RDMA_WRITE) | WR(RDMA_WRITE_WITH_IMM) | \
 				 WR(SEND) | WR(SEND_WITH_IMM) |		\
-				 WR(SEND_WITH_INV) | WR(LOCAL_INV))
+				 WR(SEND_WITH_INV) | WR(LOCAL_INV) | WR(BIND_MW))
 #define SROCE_UD_WR_OPS		(WR(SEND) | WR(SEND_WITH_IMM))
 #define SROCE_INLINE_WR_OPS	(WR(RDMA_WRITE) | WR(RDMA_WRITE_WITH_IMM) | \
 				 WR(SEND) | WR(SEND_WITH_IMM) |		\
@@ -199,7 +200,7 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 		}
 		n = min(len, sge->length - offset);
 		mr = sroce_mr_get(qp->sdev, sge->lkey, qp->ibqp.pd, 0,
-				  sge->addr + offset, n, false);
+				  sge->addr + offset, n, NULL);
 		if (!mr)
 			return IB_WC_LOC_PROT_ERR;
 		sroce_mr_copy_from(mr, sge->addr + offset, dst, n);
@@ -427,12 +428,18 @@ static bool sroce_req_local_op(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		err = sroce_mr_fast_reg(qp->ibqp.pd, wqe->wr.wr.reg.mr,
 					wqe->wr.wr.reg.key,
 					wqe->wr.wr.reg.access);
+	else if (wqe->wr.opcode == IB_UVERBS_WR_BIND_MW)
+		err = sroce_mw_bind(qp, wqe->wr.wr.mw.mw_rkey,
+				    wqe->wr.wr.mw.rkey, wqe->wr.wr.mw.mr_lkey,
+				    wqe->wr.wr.mw.addr, wqe->wr.wr.mw.length,
+				    wqe->wr.wr.mw.access);
 	else
 		err = sroce_mr_invalidate(qp->sdev,
 					  wqe->wr.ex.invalidate_rkey,
 					  qp->ibqp.pd);
 	if (err)
-		wqe->status = IB_WC_LOC_PROT_ERR;
+		wqe->status = wqe->wr.opcode == IB_UVERBS_WR_BIND_MW ?
+			      IB_WC_MW_BIND_ERR : IB_WC_LOC_PROT_ERR;
 	wqe->state = SROCE_SWQE_DONE;
 	return true;
 }
@@ -527,6 +534,7 @@ void sroce_req_run(struct sroce_qp *qp)
 			if (!sroce_req_may_start(qp, wqe))
 				break;
 			if (wqe->wr.opcode == IB_UVERBS_WR_LOCAL_INV ||
+			    wqe->wr.opcode == IB_UVERBS_WR_BIND_MW ||
 			    wqe->wr.opcode == IB_WR_REG_MR) {
 				if (!sroce_req_local_op(qp, wqe, idx))
 					break;

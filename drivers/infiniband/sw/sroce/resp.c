@@ -228,7 +228,7 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	if (len) {
 		mr = sroce_mr_get(qp->sdev, rkey, qp->ibqp.pd,
-				  IB_ACCESS_REMOTE_READ, va, len, true);
+				  IB_ACCESS_REMOTE_READ, va, len, qp);
 		if (!mr) {
 			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
 			return;
@@ -285,7 +285,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 		return;
 	}
 	mr = sroce_mr_get(qp->sdev, be32_to_cpu(atm->rkey), qp->ibqp.pd,
-			  IB_ACCESS_REMOTE_ATOMIC, va, sizeof(u64), true);
+			  IB_ACCESS_REMOTE_ATOMIC, va, sizeof(u64), qp);
 	if (!mr) {
 		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
 		return;
@@ -494,7 +494,7 @@ static bool sroce_resp_write_start(struct sroce_qp *qp, struct sk_buff *skb,
 	if (len) {
 		qp->write_mr = sroce_mr_get(qp->sdev, be32_to_cpu(reth->rkey),
 					    qp->ibqp.pd, IB_ACCESS_REMOTE_WRITE,
-					    va, len, true);
+					    va, len, qp);
 		if (!qp->write_mr) {
 			if (qp->type == IB_QPT_UC)
 				sroce_stat_inc(qp->sdev,
@@ -534,7 +534,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	mr = sroce_mr_get(qp->sdev, be32_to_cpu(reth->rkey), qp->ibqp.pd,
 			  IB_ACCESS_REMOTE_WRITE, va, SROCE_ATOMIC_WRITE_LEN,
-			  true);
+			  qp);
 	if (!mr) {
 		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
 		return;

@@ -46,6 +46,9 @@ struct sroce_stats;
  * @ahs: address handles by number (RCU lookups)
  * @ah_next: next AH number to try
  * @srq_ida: SRQ numbers, which also bound the number of SRQs
+ * @mcg_lock: serializes multicast attach and detach
+ * @mcgs: multicast groups with QPs attached (RCU list, see mcast.c)
+ * @nmcgs: entries in @mcgs
  * @atomic_lock: makes the responder's atomic operations atomic
  * @stats: event counters, see stats.h
  * @attrs: the device attributes, as query_device reports them
@@ -68,6 +71,9 @@ struct sroce_dev {
 	struct xarray		ahs;
 	u32			ah_next;
 	struct ida		srq_ida;
+	struct mutex		mcg_lock;	/* see above */
+	struct list_head	mcgs;
+	u32			nmcgs;
 	spinlock_t		atomic_lock;	/* see above */
 	struct sroce_stats __percpu *stats;
 	struct ib_device_attr	attrs;
@@ -77,6 +83,8 @@ static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct sroce_dev, ibdev);
 }
+
+void sroce_mcast_cleanup(struct sroce_dev *sdev);
 
 /* device.c: device life cycle and netdev events */
 int sroce_dev_add(const char *name, struct net_device *ndev);

@@ -34,6 +34,8 @@ void sroce_init_attrs(struct sroce_dev *sdev)
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 SROCE_DEVICE_ATOMIC_WRITE |
 				 IB_DEVICE_PORT_ACTIVE_EVENT;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -51,6 +53,11 @@ void sroce_init_attrs(struct sroce_dev *sdev)
 	attr->max_ah = SROCE_MAX_AH;
 	attr->max_srq = SROCE_MAX_SRQ;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FR_PAGES;
+	attr->max_mw = SROCE_MAX_MR;
+	attr->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SROCE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP *
+					  SROCE_MAX_MCAST_QP_ATTACH;
 	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
 	attr->max_srq_sge = SROCE_MAX_SGE;
 	attr->max_pkeys = 1;
@@ -163,7 +170,9 @@ const struct ib_device_ops sroce_dev_ops = {
 
 	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
 	.alloc_mr = sroce_alloc_mr,
+	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
+	.attach_mcast = sroce_attach_mcast,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
@@ -171,6 +180,7 @@ const struct ib_device_ops sroce_dev_ops = {
 	.create_srq = sroce_create_srq,
 	.create_user_ah = sroce_create_ah,
 	.dealloc_driver = sroce_dev_dealloc,
+	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
@@ -178,6 +188,7 @@ const struct ib_device_ops sroce_dev_ops = {
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
+	.detach_mcast = sroce_detach_mcast,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_dma_mr = sroce_get_dma_mr,
 	.get_hw_stats = sroce_get_hw_stats,
@@ -203,6 +214,7 @@ const struct ib_device_ops sroce_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),

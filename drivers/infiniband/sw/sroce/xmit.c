@@ -98,6 +98,9 @@ static struct dst_entry *sroce_route4(struct sroce_qp *qp,
 	struct rtable *rt;
 	__be32 saddr;
 
+	/* A multicast group is reached through the device's own netdev. */
+	if (ipv4_is_multicast(fl.daddr))
+		fl.flowi4_oif = qp->sdev->ndev->ifindex;
 	if (cache) {
 		rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
 		if (rt)
@@ -125,6 +128,8 @@ static struct dst_entry *sroce_route6(struct sroce_qp *qp,
 
 	if (!IS_ENABLED(CONFIG_IPV6))
 		return ERR_PTR(-EAFNOSUPPORT);
+	if (ipv6_addr_is_multicast(&fl.daddr))
+		fl.flowi6_oif = qp->sdev->ndev->ifindex;
 	if (cache) {
 		dst = dst_cache_get_ip6(&qp->dst_cache, &fl.saddr);
 		if (dst)

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory windows: a remote-access key onto part of a memory region, bound
+ * and unbound by the consumer without re-registering the region.
+ *
+ * Type 1 windows are bound through ibv_bind_mw(), which librxe posts as a
+ * BIND_MW WQE; type 2 windows by a BIND_MW WQE of their own QP, and are
+ * then tied to that QP. A window's key shares the region key space (the
+ * device's mrs table, where window entries carry the SROCE_KEY_MW tag):
+ * the upper 24 bits name the window, the low 8 bits change with each bind.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include "objects.h"
+
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibmw->device);
+	struct sroce_mw *mw = to_smw(ibmw);
+	u32 index;
+	int err;
+
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	spin_lock_init(&mw->lock);
+	mw->state = SROCE_MW_FREE;
+	err = xa_alloc_cyclic(&sdev->mrs, &index,
+			      xa_tag_pointer(mw, SROCE_KEY_MW),
+			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+	mw->index = index;
+	ibmw->rkey = index << 8 | (atomic_inc_return(&sdev->key_gen) & 0xff);
+	return 0;
+}
+
+/* Forget the region a window is bound to; its lock held. */
+static void sroce_mw_unbind(struct sroce_mw *mw)
+{
+	if (mw->mr) {
+		atomic_dec(&mw->mr->bound_mws);
+		sroce_mr_put(mw->mr);
+	}
+	mw->mr = NULL;
+	mw->state = SROCE_MW_FREE;
+}
+
+int sroce_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct sroce_mw *mw = to_smw(ibmw);
+
+	xa_erase(&to_sdev(ibmw->device)->mrs, mw->index);
+	spin_lock_bh(&mw->lock);
+	sroce_mw_unbind(mw);
+	spin_unlock_bh(&mw->lock);
+	/* ib_core frees the window next: no lookup may still be reading it. */
+	synchronize_rcu();
+	return 0;
+}
+
+static struct sroce_mw *sroce_mw_lookup(struct sroce_dev *sdev, u32 rkey)
+{
+	void *entry = xa_load(&sdev->mrs, rkey >> 8);
+
+	if (xa_pointer_tag(entry) != SROCE_KEY_MW)
+		return NULL;
+	return xa_untag_pointer(entry);
+}
+
+/* May @mr back a window of @type with @access over [addr, addr + len)? */
+static bool sroce_mw_bind_ok(struct sroce_mr *mr, int access, u64 addr,
+			     u64 len)
+{
+	int need_local_write = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC;
+
+	if (!(mr->access & IB_ACCESS_MW_BIND))
+		return false;
+	if ((access & need_local_write) &&
+	    !(mr->access & IB_ACCESS_LOCAL_WRITE))
+		return false;
+	return addr >= mr->iova && len <= mr->length &&
+	       addr - mr->iova <= mr->length - len;
+}
+
+/**
+ * sroce_mw_bind() - execute a BIND_MW WQE
+ * @qp: the QP it was posted to
+ * @mw_rkey: the window's current rkey, untrusted
+ * @new_rkey: its low 8 bits become the window's
+ * @mr_lkey: the region to bind to, untrusted; unused to unbind
+ * @addr: first byte of the window
+ * @len: its length; 0 unbinds a type 1 window
+ * @access: remote rights through it
+ *
+ * Context: the requester, the QP's sq_lock held.
+ * Return: 0, or -EINVAL for any violation of the binding rules
+ * (completed as MW_BIND_ERR).
+ */
+int sroce_mw_bind(struct sroce_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
+		  u64 addr, u64 len, int access)
+{
+	struct sroce_dev *sdev = qp->sdev;
+	struct sroce_mr *mr = NULL;
+	struct sroce_mw *mw;
+	int err = -EINVAL;
+
+	/* Zero-based windows are not offered. */
+	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+		       IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC))
+		return -EINVAL;
+	if (len) {
+		mr = sroce_mr_get(sdev, mr_lkey, qp->ibqp.pd, 0, addr, len,
+				  NULL);
+		if (!mr)
+			return -EINVAL;
+		if (!sroce_mw_bind_ok(mr, access, addr, len)) {
+			sroce_mr_put(mr);
+			return -EINVAL;
+		}
+	}
+
+	rcu_read_lock();
+	mw = sroce_mw_lookup(sdev, mw_rkey);
+	if (!mw)
+		goto out;
+	spin_lock_bh(&mw->lock);
+	if (mw->ibmw.rkey != mw_rkey || mw->ibmw.pd != qp->ibqp.pd)
+		goto out_unlock;
+	if (mw->ibmw.type == IB_MW_TYPE_2 &&
+	    (mw->state != SROCE_MW_FREE || !len))
+		goto out_unlock;
+	sroce_mw_unbind(mw);
+	mw->ibmw.rkey = (mw_rkey & ~0xffU) | (new_rkey & 0xff);
+	if (mr) {
+		atomic_inc(&mr->bound_mws);
+		mw->mr = mr;
+		mr = NULL;
+		mw->addr = addr;
+		mw->length = len;
+		mw->access = access;
+		mw->qpn = qp->ibqp.qp_num;
+		mw->state = SROCE_MW_VALID;
+	}
+	err = 0;
+out_unlock:
+	spin_unlock_bh(&mw->lock);
+out:
+	rcu_read_unlock();
+	if (mr)
+		sroce_mr_put(mr);
+	return err;
+}
+
+/**
+ * sroce_mw_get_mr() - check a remote access through a window
+ * @mw: the window the rkey's index names; under rcu_read_lock()
+ * @rkey: the rkey, untrusted
+ * @qp: the QP the access arrived on
+ * @access: IB_ACCESS_* rights needed
+ * @iova: first byte
+ * @len: bytes
+ *
+ * Return: the window's region with a reference held, or NULL.
+ */
+struct sroce_mr *sroce_mw_get_mr(struct sroce_mw *mw, u32 rkey,
+				 const struct sroce_qp *qp, int access,
+				 u64 iova, u64 len)
+{
+	struct sroce_mr *mr = NULL;
+
+	spin_lock_bh(&mw->lock);
+	if (mw->state != SROCE_MW_VALID || mw->ibmw.rkey != rkey ||
+	    mw->ibmw.pd != qp->ibqp.pd ||
+	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num) ||
+	    (mw->access & access) != access || iova < mw->addr ||
+	    len > mw->length || iova - mw->addr > mw->length - len)
+		goto out;
+	if (refcount_inc_not_zero(&mw->mr->ref))
+		mr = mw->mr;
+out:
+	spin_unlock_bh(&mw->lock);
+	return mr;
+}
+
+/**
+ * sroce_mw_invalidate() - invalidate a type 2 window (LOCAL_INV,
+ * SEND_WITH_INV)
+ * @mw: the window the key's index names; under rcu_read_lock()
+ * @rkey: the key, untrusted
+ * @pd: the PD the request comes from
+ *
+ * Return: 0, or -EINVAL for a type 1 window, a stale key or another PD.
+ */
+int sroce_mw_invalidate(struct sroce_mw *mw, u32 rkey, struct ib_pd *pd)
+{
+	int err = -EINVAL;
+
+	spin_lock_bh(&mw->lock);
+	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->ibmw.rkey == rkey &&
+	    mw->ibmw.pd == pd && mw->state == SROCE_MW_VALID) {
+		sroce_mw_unbind(mw);
+		err = 0;
+	}
+	spin_unlock_bh(&mw->lock);
+	return err;
+}
