@@ -182,3 +182,16 @@ dp_detach() {
 	check_wait "$P: $dev is gone" 10 ibdev_gone "$dev"
 	check "$P: rmmod $module" rmmod "$module"
 }
+
+# dp_attach_role A_MODULE A_TYPE A_DEV B_MODULE B_TYPE B_DEV (twovm): attach
+# this VM's side, VM a taking the first three; DP_MODULE and DP_DEV name
+# it for dp_detach.
+dp_attach_role() {
+	if [ "$ROLE" = a ]; then
+		DP_MODULE=$1 DP_DEV=$3
+		dp_attach "$1" "$2" "$3"
+	else
+		DP_MODULE=$4 DP_DEV=$6
+		dp_attach "$4" "$5" "$6"
+	fi
+}

@@ -26,18 +26,14 @@
 
 pt() { dp_perftest "$P: " "$@"; }
 
-# part SUFFIX A_MODULE A_TYPE A_DEV B_MODULE B_TYPE B_DEV
+# part SUFFIX A_MODULE A_TYPE A_DEV B_MODULE B_TYPE B_DEV (see dp_attach_role)
 part() {
-	local sfx=$1 mod type dev
-	if [ "$ROLE" = a ]; then
-		mod=$2 type=$3 dev=$4
-	else
-		mod=$5 type=$6 dev=$7
-	fi
-	P="$3 client, $6 server"
+	local sfx=$1
+	shift
+	P="$2 client, $5 server"
 	barrier "part-$sfx" 300 || bail "VM $PEER did not reach part $sfx"
-	dp_attach "$mod" "$type" "$dev"
-	INTEGRITY_DEV=$dev
+	dp_attach_role "$@"
+	INTEGRITY_DEV=$DP_DEV
 
 	for size in 1 4096 1048576; do
 		dp_pair "$P: ibv_rc_pingpong -s $size -c (IPv4 GID)" 300 \
@@ -71,8 +67,8 @@ part() {
 	pt ib_atomic_bw -n 500 -A FETCH_AND_ADD
 
 	barrier "part-$sfx-end" 300
-	[ "$ROLE" = a ] && dp_stats "$dev" >&2
-	dp_detach "$mod" "$dev"
+	[ "$ROLE" = a ] && dp_stats "$DP_DEV" >&2
+	dp_detach "$DP_MODULE" "$DP_DEV"
 }
 
 [ -x "$INTEGRITY_TOOL" ] ||

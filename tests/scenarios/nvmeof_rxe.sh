@@ -18,18 +18,14 @@
 
 # part PORT A_MODULE A_TYPE A_DEV B_MODULE B_TYPE B_DEV
 part() {
-	local port=$1 mod type dev
-	if [ "$ROLE" = a ]; then
-		mod=$2 type=$3 dev=$4
-	else
-		mod=$5 type=$6 dev=$7
-	fi
-	P="host on $3, target on $6"
+	local port=$1
+	shift
+	P="host on $2, target on $5"
 	barrier "part-$port" 300 || bail "VM $PEER did not reach part $port"
-	dp_attach "$mod" "$type" "$dev"
+	dp_attach_role "$@"
 	nvmf_session "$P" "$port"
 	barrier "part-$port-end" 300
-	dp_detach "$mod" "$dev"
+	dp_detach "$DP_MODULE" "$DP_DEV"
 }
 
 part 4421 rdma_rxe rxe rxe0 sroce sroce sroce0

@@ -19,7 +19,7 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
+from pyverbs.addr import AH, AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
@@ -28,6 +28,8 @@ from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
+
+from verbs_lib import rc_rts_attr
 
 SLOT = 2048          # receive buffer per WQE
 SLOTS = 64
@@ -107,20 +109,7 @@ class Bench:
         return QP(self.pd, init, attr)
 
     def connect(self, qp, dqpn):
-        attr = QPAttr(port_num=1)
-        attr.path_mtu = e.IBV_MTU_1024
-        attr.dest_qp_num = dqpn
-        attr.rq_psn = 0
-        attr.sq_psn = 0
-        attr.max_dest_rd_atomic = 1
-        attr.max_rd_atomic = 1
-        attr.min_rnr_timer = 12
-        attr.timeout = 14
-        attr.retry_cnt = 7
-        attr.rnr_retry = 7
-        gr = GlobalRoute(dgid=self.gid, sgid_index=self.gidx, hop_limit=64)
-        attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
-        qp.to_rts(attr)
+        qp.to_rts(rc_rts_attr(self.gid, self.gidx, dqpn))
 
     @staticmethod
     def find_async_fd():

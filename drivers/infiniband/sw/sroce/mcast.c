@@ -123,6 +123,15 @@ static struct sroce_mcg *sroce_mcg_create(struct sroce_dev *sdev,
 	return mcg;
 }
 
+/* Remove a group without QPs; the netdev leaves the IP group. */
+static void sroce_mcg_destroy(struct sroce_dev *sdev, struct sroce_mcg *mcg)
+{
+	list_del_rcu(&mcg->node);
+	sdev->nmcgs--;
+	sroce_mcg_ip(sdev, &mcg->mgid, false);
+	kfree_rcu(mcg, rcu);
+}
+
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
@@ -160,12 +169,8 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	mcg->nqps++;
 out:
 	/* A group that got no QP goes again. */
-	if (err && mcg && !IS_ERR(mcg) && !mcg->nqps) {
-		list_del_rcu(&mcg->node);
-		sdev->nmcgs--;
-		sroce_mcg_ip(sdev, gid, false);
-		kfree_rcu(mcg, rcu);
-	}
+	if (err && mcg && !IS_ERR(mcg) && !mcg->nqps)
+		sroce_mcg_destroy(sdev, mcg);
 	mutex_unlock(&sdev->mcg_lock);
 	return err;
 }
@@ -190,12 +195,8 @@ int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		err = 0;
 		break;
 	}
-	if (!err && !--mcg->nqps) {
-		list_del_rcu(&mcg->node);
-		sdev->nmcgs--;
-		sroce_mcg_ip(sdev, gid, false);
-		kfree_rcu(mcg, rcu);
-	}
+	if (!err && !--mcg->nqps)
+		sroce_mcg_destroy(sdev, mcg);
 out:
 	mutex_unlock(&sdev->mcg_lock);
 	return err;

@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: GPL-2.0
+"""pyverbs helpers shared by the scenario tools (srq_verbs.py, scale_mr.py)."""
+
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.qp import QPAttr
+
+
+def rc_rts_attr(dgid, gidx, dest_qpn, access=0):
+    """Attributes taking an RC or UC QP to RTS towards QP dest_qpn at
+    dgid, through GID index gidx, both PSNs 0, MTU 1024."""
+    attr = QPAttr(port_num=1)
+    attr.path_mtu = e.IBV_MTU_1024
+    attr.dest_qp_num = dest_qpn
+    attr.rq_psn = 0
+    attr.sq_psn = 0
+    attr.max_dest_rd_atomic = 1
+    attr.max_rd_atomic = 1
+    attr.min_rnr_timer = 12
+    attr.timeout = 14
+    attr.retry_cnt = 7
+    attr.rnr_retry = 7
+    attr.qp_access_flags = access
+    gr = GlobalRoute(dgid=dgid, sgid_index=gidx, hop_limit=64)
+    attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
+    return attr
