@@ -6,7 +6,7 @@
 # (tests in rdmacm_body.sh).
 #
 # topology: netns
-# kernels: 6.1 6.12 debug
+# kernels: 6.1 6.12
 # timeout: 900
 # requires: sroce
 
