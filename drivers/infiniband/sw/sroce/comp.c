@@ -290,6 +290,46 @@ static void sroce_comp_fail(struct sroce_qp *qp, u32 psn,
 		qp->sq_next = sroce_queue_next(&qp->sq, idx);
 }
 
+/*
+ * A response found pages of an on-demand region unmapped: it is dropped,
+ * and asked for again once @req_work has faulted them in. Responses that
+ * follow it are dropped meanwhile instead of each asking again.
+ */
+static void sroce_comp_miss(struct sroce_qp *qp, u32 psn, bool recorded)
+{
+	if (recorded) {
+		qp->req_miss_resp = true;
+		qp->req_miss_psn = psn;
+	}
+	qp->req_miss_rewind = true;
+	qp->read_rewound = true;
+	queue_work(system_unbound_wq, &qp->req_work);
+}
+
+/**
+ * sroce_comp_resend() - ask again for everything not yet acknowledged
+ * @qp: an RC QP; sq_lock held
+ */
+void sroce_comp_resend(struct sroce_qp *qp)
+{
+	if (!sroce_comp_outstanding(qp))
+		return;
+	qp->read_rewound = false;
+	sroce_comp_rewind(qp, qp->una_psn);
+}
+
+/**
+ * sroce_comp_fault_failed() - fail the WQE whose response needed pages
+ * that could not be faulted in
+ * @qp: an RC QP; sq_lock held
+ * @psn: the response's PSN
+ */
+void sroce_comp_fault_failed(struct sroce_qp *qp, u32 psn)
+{
+	sroce_comp_fail(qp, psn, IB_WC_LOC_PROT_ERR);
+	sroce_comp_retire(qp);
+}
+
 static void sroce_comp_rd_atomic_done(struct sroce_qp *qp,
 				      struct sroce_swqe *wqe)
 {
@@ -305,7 +345,8 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	int off = sizeof(struct udphdr) + info->hdr_len;
 	struct sroce_swqe *wqe;
 	u32 idx, expect, left;
-	bool found;
+	bool found, recorded;
+	int err;
 
 	idx = sroce_comp_find(qp, psn, &found);
 	wqe = &qp->swqe[idx];
@@ -340,8 +381,15 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_comp_fail(qp, psn, IB_WC_BAD_RESP_ERR);
 		return;
 	}
-	if (sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, wqe->sge,
-				  wqe->num_sge, wqe->sent, skb, off, payload)) {
+	recorded = !qp->req_miss.mr;
+	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, wqe->sge,
+				    wqe->num_sge, wqe->sent, skb, off, payload,
+				    &qp->req_miss);
+	if (err == -EAGAIN) {
+		sroce_comp_miss(qp, psn, recorded);
+		return;
+	}
+	if (err) {
 		sroce_comp_fail(qp, psn, IB_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -364,9 +412,10 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	const struct sroce_atmack *ack;
 	struct sroce_swqe *wqe;
-	bool found;
+	bool found, recorded;
 	u64 orig;
 	u32 idx;
+	int err;
 
 	if (psn != qp->una_psn && !sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
 		return;
@@ -382,8 +431,14 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
 	      info->offset[SROCE_HDR_ATMACK];
 	orig = be64_to_cpu(ack->orig);
 	wqe->atomic_orig = orig;
-	if (sroce_sge_scatter(qp->sdev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
-			      &orig, sizeof(orig))) {
+	recorded = !qp->req_miss.mr;
+	err = sroce_sge_scatter(qp->sdev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
+				0, &orig, sizeof(orig), &qp->req_miss);
+	if (err == -EAGAIN) {
+		sroce_comp_miss(qp, psn, recorded);
+		return;
+	}
+	if (err) {
 		sroce_comp_fail(qp, psn, IB_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -533,7 +588,11 @@ void sroce_retrans_timer(struct timer_list *t)
 	qp->read_rewound = false;
 	qp->cwnd = SROCE_WINDOW_MIN;
 	sroce_comp_rewind(qp, qp->una_psn);
-	sroce_req_run(qp);
+	/*
+	 * Resend from the work item: many QPs timing out at once must not
+	 * keep the timer softirq busy with all their packets.
+	 */
+	queue_work(system_unbound_wq, &qp->req_work);
 out:
 	spin_unlock_bh(&qp->sq_lock);
 }
@@ -545,6 +604,6 @@ void sroce_rnr_timer(struct timer_list *t)
 	spin_lock_bh(&qp->sq_lock);
 	qp->rnr_wait = false;
 	if (READ_ONCE(qp->state) == IB_QPS_RTS)
-		sroce_req_run(qp);
+		queue_work(system_unbound_wq, &qp->req_work);
 	spin_unlock_bh(&qp->sq_lock);
 }

@@ -22,6 +22,8 @@
 				   IB_ACCESS_REMOTE_ATOMIC |		\
 				   IB_ACCESS_MW_BIND |			\
 				   IB_ACCESS_RELAXED_ORDERING)
+/* Rights only a region of user memory may have. */
+#define SROCE_MR_USER_ACCESS	(IB_ACCESS_ON_DEMAND | IB_ACCESS_HUGETLB)
 
 static int sroce_mr_collect_pages(struct sroce_mr *mr)
 {
@@ -77,7 +79,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct sroce_mr *mr;
 	int err;
 
-	if (access & ~SROCE_MR_SUPPORTED_ACCESS)
+	if (access & ~(SROCE_MR_SUPPORTED_ACCESS | SROCE_MR_USER_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!length || length > SROCE_MAX_MSG_SIZE * 16ULL)
 		return ERR_PTR(-EINVAL);
@@ -86,14 +88,20 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		goto err_free;
+	if (access & IB_ACCESS_ON_DEMAND) {
+		err = sroce_odp_reg(mr, ibpd->device, start, length, access);
+		if (err)
+			goto err_free;
+	} else {
+		mr->umem = ib_umem_get(ibpd->device, start, length, access);
+		if (IS_ERR(mr->umem)) {
+			err = PTR_ERR(mr->umem);
+			goto err_free;
+		}
+		err = sroce_mr_collect_pages(mr);
+		if (err)
+			goto err_release;
 	}
-	err = sroce_mr_collect_pages(mr);
-	if (err)
-		goto err_release;
 
 	mr->iova = iova;
 	mr->length = length;
@@ -418,36 +426,143 @@ static bool sroce_mr_is_kernel(const struct sroce_mr *mr)
 	return mr->kernel_va || mr->kbufs;
 }
 
+/* What sroce_mr_walk() does with each contiguous piece of a range. */
+enum sroce_mr_op {
+	SROCE_MR_COPY_TO,
+	SROCE_MR_COPY_FROM,
+	SROCE_MR_COPY_SKB,
+	SROCE_MR_ATOMIC,
+};
+
+/**
+ * struct sroce_mr_xfer - an access sroce_mr_walk() carries out
+ * @op: enum sroce_mr_op
+ * @src: SROCE_MR_COPY_TO: the bytes; advances
+ * @dst: SROCE_MR_COPY_FROM: where the bytes go; advances
+ * @skb: SROCE_MR_COPY_SKB: the packet
+ * @skb_off: SROCE_MR_COPY_SKB: offset of the next byte in @skb; advances
+ * @atomic: SROCE_MR_ATOMIC: the operation
+ */
+struct sroce_mr_xfer {
+	enum sroce_mr_op op;
+	const void *src;
+	void *dst;
+	const struct sk_buff *skb;
+	int skb_off;
+	struct sroce_atomic_op *atomic;
+};
+
+static void sroce_mr_atomic_apply(u64 *p, struct sroce_atomic_op *op)
+{
+	u64 orig = READ_ONCE(*p);
+
+	op->orig = orig;
+	switch (op->opcode) {
+	case SROCE_OP_CMP_SWAP:
+		if (orig == op->cmp)
+			WRITE_ONCE(*p, op->val);
+		break;
+	case SROCE_OP_FETCH_ADD:
+		WRITE_ONCE(*p, orig + op->val);
+		break;
+	default:
+		WRITE_ONCE(*p, op->val);
+		break;
+	}
+}
+
+/* Carry out @x on @n contiguous bytes at kernel address @va. */
+static int sroce_mr_xfer_piece(struct sroce_mr_xfer *x, void *va, u32 n)
+{
+	int err = 0;
+
+	switch (x->op) {
+	case SROCE_MR_COPY_TO:
+		memcpy(va, x->src, n);
+		x->src += n;
+		break;
+	case SROCE_MR_COPY_FROM:
+		memcpy(x->dst, va, n);
+		x->dst += n;
+		break;
+	case SROCE_MR_COPY_SKB:
+		err = skb_copy_bits(x->skb, x->skb_off, va, n);
+		x->skb_off += n;
+		break;
+	case SROCE_MR_ATOMIC:
+		/* sroce_mr_get() checked alignment: the 8 bytes are one piece. */
+		sroce_mr_atomic_apply(va, x->atomic);
+		break;
+	}
+	return err;
+}
+
+/* Walk a range whose pages are mapped, piece by contiguous piece. */
+static int sroce_mr_walk_mapped(struct sroce_mr *mr, u64 iova, u32 len,
+				struct sroce_mr_xfer *x)
+{
+	int err = 0;
+
+	while (!err && len) {
+		struct page *page;
+		unsigned int poff;
+		void *va;
+		u32 n;
+
+		if (sroce_mr_is_kernel(mr)) {
+			va = sroce_mr_kaddr(mr, iova, len, &n);
+			err = sroce_mr_xfer_piece(x, va, n);
+		} else if (mr->odp) {
+			va = sroce_odp_addr(mr, iova, len, &n);
+			err = sroce_mr_xfer_piece(x, va, n);
+		} else {
+			n = sroce_mr_chunk(iova, mr, len);
+			page = sroce_mr_page(mr, iova, &poff);
+			va = kmap_local_page(page);
+			err = sroce_mr_xfer_piece(x, va + poff, n);
+			kunmap_local(va);
+		}
+		iova += n;
+		len -= n;
+	}
+	return err;
+}
+
+/*
+ * Carry out @x on @len bytes from @iova. An on-demand region's pages must
+ * be mapped; they stay so until the walk is done.
+ */
+static int sroce_mr_walk(struct sroce_mr *mr, u64 iova, u32 len, bool write,
+			 struct sroce_mr_xfer *x, struct sroce_odp_miss *miss)
+{
+	int err;
+
+	if (likely(!mr->odp))
+		return sroce_mr_walk_mapped(mr, iova, len, x);
+	if (!sroce_odp_lock_range(mr, iova, len, write, miss))
+		return -EAGAIN;
+	err = sroce_mr_walk_mapped(mr, iova, len, x);
+	sroce_odp_unlock(mr);
+	return err;
+}
+
 /**
  * sroce_mr_copy_to() - copy into a region
  * @mr: the region; the range was checked by sroce_mr_get()
  * @iova: destination address
  * @src: the bytes
  * @len: their count
+ * @miss: where an on-demand region records pages it needs faulted in
+ *
+ * Context: any; does not sleep.
+ * Return: 0, or -EAGAIN when pages of an on-demand region are not mapped.
  */
-void sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len)
+int sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len,
+		     struct sroce_odp_miss *miss)
 {
-	while (len && sroce_mr_is_kernel(mr)) {
-		u32 n;
-		void *va = sroce_mr_kaddr(mr, iova, len, &n);
+	struct sroce_mr_xfer x = { .op = SROCE_MR_COPY_TO, .src = src };
 
-		memcpy(va, src, n);
-		iova += n;
-		src += n;
-		len -= n;
-	}
-	while (len) {
-		u32 n = sroce_mr_chunk(iova, mr, len);
-		unsigned int poff;
-		struct page *page = sroce_mr_page(mr, iova, &poff);
-		void *va = kmap_local_page(page);
-
-		memcpy(va + poff, src, n);
-		kunmap_local(va);
-		iova += n;
-		src += n;
-		len -= n;
-	}
+	return sroce_mr_walk(mr, iova, len, true, &x, miss);
 }
 
 /**
@@ -456,30 +571,17 @@ void sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len)
  * @iova: source address
  * @dst: where the bytes go
  * @len: their count
+ * @miss: as for sroce_mr_copy_to()
+ *
+ * Context: any; does not sleep.
+ * Return: as sroce_mr_copy_to().
  */
-void sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len)
+int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
+		       struct sroce_odp_miss *miss)
 {
-	while (len && sroce_mr_is_kernel(mr)) {
-		u32 n;
-		void *va = sroce_mr_kaddr(mr, iova, len, &n);
+	struct sroce_mr_xfer x = { .op = SROCE_MR_COPY_FROM, .dst = dst };
 
-		memcpy(dst, va, n);
-		iova += n;
-		dst += n;
-		len -= n;
-	}
-	while (len) {
-		u32 n = sroce_mr_chunk(iova, mr, len);
-		unsigned int poff;
-		struct page *page = sroce_mr_page(mr, iova, &poff);
-		void *va = kmap_local_page(page);
-
-		memcpy(dst, va + poff, n);
-		kunmap_local(va);
-		iova += n;
-		dst += n;
-		len -= n;
-	}
+	return sroce_mr_walk(mr, iova, len, false, &x, miss);
 }
 
 /**
@@ -489,65 +591,41 @@ void sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len)
  * @skb: the packet
  * @offset: offset of the payload in @skb's data
  * @len: bytes to copy
+ * @miss: as for sroce_mr_copy_to()
  *
- * Return: 0, or a negative errno when @skb is shorter than claimed.
+ * Context: any; does not sleep.
+ * Return: 0, -EAGAIN as sroce_mr_copy_to(), or another negative errno when
+ * @skb is shorter than claimed.
  */
 int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
-		      int offset, u32 len)
+		      int offset, u32 len, struct sroce_odp_miss *miss)
 {
-	while (len && sroce_mr_is_kernel(mr)) {
-		u32 n;
-		void *va = sroce_mr_kaddr(mr, iova, len, &n);
-		int err = skb_copy_bits(skb, offset, va, n);
+	struct sroce_mr_xfer x = {
+		.op = SROCE_MR_COPY_SKB,
+		.skb = skb,
+		.skb_off = offset,
+	};
 
-		if (err)
-			return err;
-		iova += n;
-		offset += n;
-		len -= n;
-	}
-	while (len) {
-		u32 n = sroce_mr_chunk(iova, mr, len);
-		unsigned int poff;
-		struct page *page = sroce_mr_page(mr, iova, &poff);
-		void *va = kmap_local_page(page);
-		int err = skb_copy_bits(skb, offset, va + poff, n);
-
-		kunmap_local(va);
-		if (err)
-			return err;
-		iova += n;
-		offset += n;
-		len -= n;
-	}
-	return 0;
+	return sroce_mr_walk(mr, iova, len, true, &x, miss);
 }
 
 /**
- * sroce_mr_atomic_map() - map the 8 bytes an atomic operation targets
- * @mr: the region; the range was checked by sroce_mr_get()
- * @iova: the 8-byte aligned address
+ * sroce_mr_atomic() - carry out an atomic operation on 8 bytes of a region
+ * @mr: the region; the range was checked by sroce_mr_get(), and the address
+ *	is 8-byte aligned in the region's pages
+ * @iova: the address
+ * @op: the operation; its @orig is set
+ * @miss: as for sroce_mr_copy_to()
  *
- * Return: a pointer to release with sroce_mr_atomic_unmap().
+ * Context: any; does not sleep. The caller serializes atomic operations.
+ * Return: as sroce_mr_copy_to().
  */
-u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova)
+int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, struct sroce_atomic_op *op,
+		    struct sroce_odp_miss *miss)
 {
-	unsigned int poff;
-	struct page *page;
+	struct sroce_mr_xfer x = { .op = SROCE_MR_ATOMIC, .atomic = op };
 
-	if (sroce_mr_is_kernel(mr)) {
-		u32 n;
-
-		return sroce_mr_kaddr(mr, iova, sizeof(u64), &n);
-	}
-	page = sroce_mr_page(mr, iova, &poff);
-	return kmap_local_page(page) + poff;
-}
-
-void sroce_mr_atomic_unmap(struct sroce_mr *mr, u64 *p)
-{
-	if (!sroce_mr_is_kernel(mr))
-		kunmap_local(p);
+	return sroce_mr_walk(mr, iova, sizeof(u64), true, &x, miss);
 }
 
 /**
@@ -560,13 +638,19 @@ void sroce_mr_atomic_unmap(struct sroce_mr *mr, u64 *p)
  * @skb: the packet
  * @skb_off: offset of the payload in @skb's data
  * @len: bytes to place
+ * @miss: as for sroce_mr_copy_to()
  *
- * Return: 0, -EACCES for a key that does not grant local write, or -EMSGSIZE
- * when the list is too short.
+ * The bytes of entries before one that returns -EAGAIN are placed: placing
+ * them again when the packet is retried is harmless.
+ *
+ * Return: 0, -EACCES for a key that does not grant local write, -EMSGSIZE
+ * when the list is too short, or -EAGAIN when pages of an on-demand region
+ * are not mapped.
  */
 int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 			  const struct ib_sge *sge, u32 num_sge, u32 offset,
-			  const struct sk_buff *skb, int skb_off, u32 len)
+			  const struct sk_buff *skb, int skb_off, u32 len,
+			  struct sroce_odp_miss *miss)
 {
 	u32 i;
 
@@ -584,7 +668,8 @@ int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 				  sge->addr + offset, n, NULL);
 		if (!mr)
 			return -EACCES;
-		err = sroce_mr_copy_skb(mr, sge->addr + offset, skb, skb_off, n);
+		err = sroce_mr_copy_skb(mr, sge->addr + offset, skb, skb_off, n,
+					miss);
 		sroce_mr_put(mr);
 		if (err)
 			return err;
@@ -604,18 +689,20 @@ int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
  * @offset: message offset of the first byte
  * @src: the bytes
  * @len: their count
+ * @miss: as for sroce_mr_copy_to()
  *
  * Return: as sroce_sge_scatter_skb().
  */
 int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 		      const struct ib_sge *sge, u32 num_sge, u32 offset,
-		      const void *src, u32 len)
+		      const void *src, u32 len, struct sroce_odp_miss *miss)
 {
 	u32 i;
 
 	for (i = 0; i < num_sge && len; i++, sge++) {
 		struct sroce_mr *mr;
 		u32 n;
+		int err;
 
 		if (offset >= sge->length) {
 			offset -= sge->length;
@@ -626,8 +713,10 @@ int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 				  sge->addr + offset, n, NULL);
 		if (!mr)
 			return -EACCES;
-		sroce_mr_copy_to(mr, sge->addr + offset, src, n);
+		err = sroce_mr_copy_to(mr, sge->addr + offset, src, n, miss);
 		sroce_mr_put(mr);
+		if (err)
+			return err;
 		src += n;
 		len -= n;
 		offset = 0;

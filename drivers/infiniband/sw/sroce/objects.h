@@ -109,8 +109,8 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
 /**
  * struct sroce_mr - a memory region
  * @ibmr: the RDMA core's MR; lkey and rkey are equal
- * @umem: the pinned user memory, NULL for a DMA region
- * @pages: the pages of @umem, in order
+ * @umem: the user memory, NULL for a DMA region
+ * @pages: the pages of a pinned @umem, in order
  * @npages: entries in @pages
  * @iova: the address the region starts at, as the consumer sees it
  * @length: bytes in the region
@@ -130,6 +130,9 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
  * @map_fbo: offset of the first mapped byte in the first buffer
  * @bound_mws: memory windows bound to the region; it cannot be
  *	deregistered while there are any
+ * @odp: @umem is an on-demand paging umem, not pinned (odp.c)
+ * @odp_lock: held for reading while the data path uses pages of an @odp
+ *	region, for writing while the MMU notifier unmaps them
  */
 struct sroce_mr {
 	struct ib_mr		ibmr;
@@ -151,7 +154,40 @@ struct sroce_mr {
 	u32			max_bufs;
 	u32			map_fbo;
 	atomic_t		bound_mws;
+	bool			odp;
+	rwlock_t		odp_lock;	/* see above */
 };
+
+/**
+ * struct sroce_odp_miss - a range of an on-demand region to fault in
+ * @mr: the region, with a reference held; NULL when nothing is missing
+ * @iova: first byte
+ * @len: bytes
+ * @write: the access writes
+ */
+struct sroce_odp_miss {
+	struct sroce_mr		*mr;
+	u64			iova;
+	u32			len;
+	bool			write;
+};
+
+int sroce_odp_reg(struct sroce_mr *mr, struct ib_device *dev, u64 start,
+		  u64 length, int access);
+bool _sroce_odp_lock_range(struct sroce_mr *mr, u64 iova, u32 len, bool write,
+			   struct sroce_odp_miss *miss);
+#define sroce_odp_lock_range(mr, iova, len, write, miss)		\
+	({								\
+		struct sroce_mr *__mr = (mr);				\
+									\
+		__cond_lock(&__mr->odp_lock,				\
+			    _sroce_odp_lock_range(__mr, iova, len,	\
+						  write, miss));	\
+	})
+void sroce_odp_unlock(struct sroce_mr *mr) __releases(&mr->odp_lock);
+void *sroce_odp_addr(struct sroce_mr *mr, u64 iova, u32 len, u32 *contig);
+int sroce_odp_fault(struct sroce_odp_miss *miss);
+void sroce_odp_miss_clear(struct sroce_odp_miss *miss);
 
 /* The tag of memory window entries in the device's key table. */
 #define SROCE_KEY_MW		1
@@ -210,19 +246,36 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 			      const struct sroce_qp *remote_qp);
 void sroce_mr_put(struct sroce_mr *mr);
 int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd);
-void sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src,
-		      u32 len);
-void sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len);
+int sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len,
+		     struct sroce_odp_miss *miss);
+int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
+		       struct sroce_odp_miss *miss);
 int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
-		      int offset, u32 len);
+		      int offset, u32 len, struct sroce_odp_miss *miss);
 int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 			  const struct ib_sge *sge, u32 num_sge, u32 offset,
-			  const struct sk_buff *skb, int skb_off, u32 len);
+			  const struct sk_buff *skb, int skb_off, u32 len,
+			  struct sroce_odp_miss *miss);
 int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 		      const struct ib_sge *sge, u32 num_sge, u32 offset,
-		      const void *src, u32 len);
-u64 *sroce_mr_atomic_map(struct sroce_mr *mr, u64 iova);
-void sroce_mr_atomic_unmap(struct sroce_mr *mr, u64 *p);
+		      const void *src, u32 len, struct sroce_odp_miss *miss);
+
+/**
+ * struct sroce_atomic_op - an atomic operation on 8 bytes of a region
+ * @opcode: SROCE_OP_CMP_SWAP, SROCE_OP_FETCH_ADD or SROCE_OP_ATOMIC_WRITE
+ * @cmp: the compare value of a compare and swap
+ * @val: the swap value, the addend, or the value written
+ * @orig: set to the bytes before the operation
+ */
+struct sroce_atomic_op {
+	u8	opcode;
+	u64	cmp;
+	u64	val;
+	u64	orig;
+};
+
+int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, struct sroce_atomic_op *op,
+		    struct sroce_odp_miss *miss);
 
 /**
  * struct sroce_av - where a QP or AH sends packets
@@ -443,6 +496,14 @@ struct sroce_rd_res {
  * @read_rewound: a READ or atomic response was found missing and the
  *	request re-issued; later responses (sent before the responder saw the
  *	re-request) are ignored instead of re-issuing it again, until progress
+ * @req_miss: pages of an on-demand region the requester or completer
+ *	found unmapped; @req_work faults them in
+ * @req_miss_rewind: a response was dropped for want of pages: ask again
+ *	once @req_miss is mapped
+ * @req_miss_resp: @req_miss is a response's, of PSN @req_miss_psn, which
+ *	fails its WQE if the fault fails
+ * @req_miss_psn: see @req_miss_resp
+ * @req_nofault: the last fault failed: a missing page is an access error
  * @pkts_since_ackreq: packets sent since the last with AckReq
  * @srq: the shared receive queue the QP takes receive WQEs from, or NULL
  * @rq: the receive ring (none with an SRQ)
@@ -464,6 +525,10 @@ struct sroce_rd_res {
  * @resp_fatal: the responder failed; the QP moves to the error state from
  *	@resp_work
  * @resp_backlog: requests received while @resp_busy
+ * @resp_miss: pages of an on-demand region a request found unmapped; the
+ *	request waits at the head of @resp_backlog, with @resp_busy set,
+ *	while @resp_work faults them in
+ * @resp_nofault: the last fault failed: a missing page is an access error
  * @active_res: the READ whose responses @resp_work sends
  * @write_mr: the region an RDMA WRITE in progress targets; a reference
  * @write_va: where the next WRITE payload goes
@@ -528,6 +593,11 @@ struct sroce_qp {
 	bool			rnr_wait;
 	bool			sq_fatal;
 	bool			read_rewound;
+	struct sroce_odp_miss	req_miss;
+	bool			req_miss_rewind;
+	bool			req_miss_resp;
+	u32			req_miss_psn;
+	bool			req_nofault;
 	u32			pkts_since_ackreq;
 
 	struct sroce_srq	*srq;
@@ -546,6 +616,8 @@ struct sroce_qp {
 	bool			resp_congested;
 	bool			resp_fatal;
 	struct sk_buff_head	resp_backlog;
+	struct sroce_odp_miss	resp_miss;
+	bool			resp_nofault;
 	struct sroce_rd_res	*active_res;
 	struct sroce_mr		*write_mr;
 	u64			write_va;
@@ -653,6 +725,8 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		     const struct sroce_bth *bth,
 		     const struct sroce_opcode_info *info, u32 payload);
 void sroce_comp_retire(struct sroce_qp *qp);
+void sroce_comp_resend(struct sroce_qp *qp);
+void sroce_comp_fault_failed(struct sroce_qp *qp, u32 psn);
 void sroce_retrans_timer(struct timer_list *t);
 void sroce_rnr_timer(struct timer_list *t);
 void sroce_comp_arm_retrans(struct sroce_qp *qp);

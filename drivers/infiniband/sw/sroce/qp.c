@@ -329,6 +329,10 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	qp->rnr_wait = false;
 	qp->sq_fatal = false;
 	qp->read_rewound = false;
+	sroce_odp_miss_clear(&qp->req_miss);
+	qp->req_miss_rewind = false;
+	qp->req_miss_resp = false;
+	qp->req_nofault = false;
 	qp->pkts_since_ackreq = 0;
 	sroce_queue_store_consumer(&qp->sq, 0);
 	/* A kernel consumer's posts are gone with the rest. */

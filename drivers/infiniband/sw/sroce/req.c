@@ -178,7 +178,13 @@ bad:
 	wqe->state = SROCE_SWQE_DONE;
 }
 
-/* Copy @len bytes of the message from offset @offset to @dst. */
+/*
+ * Copy @len bytes of the message from offset @offset to @dst.
+ *
+ * Return: IB_WC_SUCCESS; IB_WC_GENERAL_ERR (try again later) when pages of
+ * an on-demand region must be faulted in first, which @req_work does; or
+ * the error status of the WQE.
+ */
 static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 					  const struct sroce_swqe *wqe,
 					  u8 *dst, u32 offset, u32 len)
@@ -192,7 +198,9 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 	for (i = 0; i < wqe->num_sge && len; i++) {
 		const struct ib_sge *sge = &wqe->sge[i];
 		struct sroce_mr *mr;
+		bool recorded;
 		u32 n;
+		int err;
 
 		if (offset >= sge->length) {
 			offset -= sge->length;
@@ -203,8 +211,18 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 				  sge->addr + offset, n, NULL);
 		if (!mr)
 			return IB_WC_LOC_PROT_ERR;
-		sroce_mr_copy_from(mr, sge->addr + offset, dst, n);
+		recorded = !qp->req_miss.mr;
+		err = sroce_mr_copy_from(mr, sge->addr + offset, dst, n,
+					 &qp->req_miss);
 		sroce_mr_put(mr);
+		if (err && !qp->req_nofault)
+			return IB_WC_GENERAL_ERR;
+		if (err) {
+			/* The fault just failed: no use trying again. */
+			if (recorded)
+				sroce_odp_miss_clear(&qp->req_miss);
+			return IB_WC_LOC_PROT_ERR;
+		}
 		dst += n;
 		len -= n;
 		offset = 0;
@@ -569,7 +587,7 @@ void sroce_req_run(struct sroce_qp *qp)
 
 		status = sroce_req_step(qp, wqe);
 		if (status == IB_WC_GENERAL_ERR) {
-			/* Out of memory or queue space: try again later. */
+			/* No memory, queue space or mapped page: try later. */
 			if (!qp->rnr_wait)
 				queue_work(system_unbound_wq, &qp->req_work);
 			break;
@@ -595,18 +613,58 @@ void sroce_req_run(struct sroce_qp *qp)
 	sroce_comp_retire(qp);
 }
 
+/*
+ * Fault in the pages the requester or completer found missing. A response
+ * dropped for want of them is asked for again, as after a timeout but
+ * without using up a retry.
+ */
+static void sroce_req_fault(struct sroce_qp *qp)
+{
+	struct sroce_odp_miss miss;
+	bool rewind, resp;
+	u32 psn;
+	int err;
+
+	spin_lock_bh(&qp->sq_lock);
+	miss = qp->req_miss;
+	rewind = qp->req_miss_rewind;
+	resp = qp->req_miss_resp;
+	psn = qp->req_miss_psn;
+	qp->req_miss.mr = NULL;
+	qp->req_miss_rewind = false;
+	qp->req_miss_resp = false;
+	spin_unlock_bh(&qp->sq_lock);
+	if (!miss.mr)
+		return;
+
+	err = sroce_odp_fault(&miss);
+	spin_lock_bh(&qp->sq_lock);
+	if (READ_ONCE(qp->state) == IB_QPS_RTS) {
+		if (err && resp)
+			sroce_comp_fault_failed(qp, psn);
+		else if (rewind)
+			sroce_comp_resend(qp);
+		/* A send's gather that still misses fails its WQE. */
+		qp->req_nofault = err && !resp;
+		sroce_req_run(qp);
+		qp->req_nofault = false;
+	}
+	spin_unlock_bh(&qp->sq_lock);
+}
+
 /**
  * sroce_req_work() - carry on sending from process context
  * @work: the QP's req_work
  *
- * Also moves the QP to the error state after a failed WQE, which takes
- * locks the data path cannot.
+ * Also faults in pages of on-demand regions, and moves the QP to the error
+ * state after a failed WQE: both take locks the data path cannot.
  */
 void sroce_req_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, req_work);
 	bool fatal;
 
+	sroce_req_fault(qp);
 	spin_lock_bh(&qp->sq_lock);
 	fatal = qp->sq_fatal;
 	if (!fatal && READ_ONCE(qp->state) == IB_QPS_RTS)

@@ -117,6 +117,27 @@ void sroce_resp_release(struct sroce_qp *qp)
 	qp->nak_sent = false;
 	qp->rd_res_head = 0;
 	skb_queue_purge(&qp->resp_backlog);
+	sroce_odp_miss_clear(&qp->resp_miss);
+	qp->resp_nofault = false;
+}
+
+/*
+ * A request found pages of an on-demand region unmapped (recorded in
+ * @resp_miss). It waits at the head of the backlog, later requests behind
+ * it, while the work item faults the pages in; then it is handled again.
+ *
+ * Return: false when the fault already failed: the request fails instead.
+ */
+static bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	if (qp->resp_nofault) {
+		sroce_odp_miss_clear(&qp->resp_miss);
+		return false;
+	}
+	skb_queue_head(&qp->resp_backlog, skb_get(skb));
+	qp->resp_busy = true;
+	queue_work(system_unbound_wq, &qp->resp_work);
+	return true;
 }
 
 static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
@@ -168,8 +189,17 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 			return false;
 		}
-		if (payload)
-			sroce_mr_copy_from(res->mr, res->va, data, payload);
+		if (payload && sroce_mr_copy_from(res->mr, res->va, data,
+						  payload, &qp->resp_miss)) {
+			/* The work item goes on once the pages are in. */
+			sroce_pkt_free(&pkt);
+			if (qp->resp_nofault) {
+				sroce_odp_miss_clear(&qp->resp_miss);
+				sroce_resp_fatal(qp, res->next_psn,
+						 SROCE_NAK_REM_ACCESS);
+			}
+			return false;
+		}
 		if (pkt.info->hdrs & BIT(SROCE_HDR_AETH))
 			sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH),
 					SROCE_AETH_ACK |
@@ -277,7 +307,9 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 	u64 va = be64_to_cpu(atm->va);
 	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
-	u64 orig, *p;
+	struct sroce_atomic_op op = {};
+	u64 orig;
+	int err;
 
 	if (!(qp->access_flags & IB_ACCESS_REMOTE_ATOMIC) ||
 	    (va & (sizeof(u64) - 1))) {
@@ -297,18 +329,19 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 		return;
 	}
 
+	op.opcode = bth->opcode;
+	op.cmp = be64_to_cpu(atm->cmp);
+	op.val = be64_to_cpu(atm->swap_add);
 	spin_lock(&qp->sdev->atomic_lock);
-	p = sroce_mr_atomic_map(mr, va);
-	orig = READ_ONCE(*p);
-	if (bth->opcode == SROCE_OP_CMP_SWAP) {
-		if (orig == be64_to_cpu(atm->cmp))
-			WRITE_ONCE(*p, be64_to_cpu(atm->swap_add));
-	} else {
-		WRITE_ONCE(*p, orig + be64_to_cpu(atm->swap_add));
-	}
-	sroce_mr_atomic_unmap(mr, p);
+	err = sroce_mr_atomic(mr, va, &op, &qp->resp_miss);
 	spin_unlock(&qp->sdev->atomic_lock);
 	sroce_mr_put(mr);
+	if (err) {
+		if (!sroce_resp_defer(qp, skb))
+			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+		return;
+	}
+	orig = op.orig;
 
 	/* Kept so that a duplicate request gets the same answer. */
 	res = sroce_resp_new_res(qp);
@@ -457,11 +490,14 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, qp->rwqe.sge,
 				    qp->rwqe.num_sge, qp->recv_offset, skb,
-				    sroce_resp_payload_off(info), payload);
+				    sroce_resp_payload_off(info), payload,
+				    &qp->resp_miss);
+	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
+		return;
 	if (err) {
-		sroce_resp_complete_error(qp, err == -EACCES ?
-					  IB_WC_LOC_PROT_ERR :
-					  IB_WC_LOC_LEN_ERR);
+		sroce_resp_complete_error(qp, err == -EMSGSIZE ?
+					  IB_WC_LOC_LEN_ERR :
+					  IB_WC_LOC_PROT_ERR);
 		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_OP_ERR);
 		return;
 	}
@@ -523,7 +559,9 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 						       SROCE_HDR_RETH);
 	u64 va = be64_to_cpu(reth->va);
 	struct sroce_mr *mr;
-	u64 val, *p;
+	struct sroce_atomic_op op = {};
+	u64 val;
+	int err;
 
 	if (!(qp->access_flags & IB_ACCESS_REMOTE_WRITE) ||
 	    payload != SROCE_ATOMIC_WRITE_LEN ||
@@ -546,12 +584,17 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
 	}
+	op.opcode = SROCE_OP_ATOMIC_WRITE;
+	op.val = val;
 	spin_lock(&qp->sdev->atomic_lock);
-	p = sroce_mr_atomic_map(mr, va);
-	WRITE_ONCE(*p, val);
-	sroce_mr_atomic_unmap(mr, p);
+	err = sroce_mr_atomic(mr, va, &op, &qp->resp_miss);
 	spin_unlock(&qp->sdev->atomic_lock);
 	sroce_mr_put(mr);
+	if (err) {
+		if (!sroce_resp_defer(qp, skb))
+			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+		return;
+	}
 	qp->epsn = sroce_psn_add(psn, 1);
 	qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
 }
@@ -570,6 +613,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 			     u32 payload)
 {
 	bool last = info->flags & (SROCE_OPF_LAST | SROCE_OPF_ONLY);
+	int err;
 
 	if ((info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY)) &&
 	    !sroce_resp_write_start(qp, skb, info, psn))
@@ -585,9 +629,20 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_resp_write_end(qp);
 		return;
 	}
-	if (payload && sroce_mr_copy_skb(qp->write_mr, qp->write_va, skb,
-					 sroce_resp_payload_off(info),
-					 payload)) {
+	err = payload ? sroce_mr_copy_skb(qp->write_mr, qp->write_va, skb,
+					  sroce_resp_payload_off(info),
+					  payload, &qp->resp_miss) : 0;
+	if (err == -EAGAIN) {
+		/* A first packet takes the region again when retried. */
+		if (info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY))
+			sroce_resp_write_end(qp);
+		if (sroce_resp_defer(qp, skb))
+			return;
+		sroce_resp_write_end(qp);
+		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+		return;
+	}
+	if (err) {
 		sroce_resp_write_end(qp);
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
@@ -669,13 +724,17 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QKEY);
 		return;
 	}
-	err = sroce_qp_fetch_rwqe(qp, &qp->rwqe);
-	if (err) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
-		return;
+	/* A WQE kept from a packet that waited for a page fault. */
+	if (!qp->rwqe_valid) {
+		if (sroce_qp_fetch_rwqe(qp, &qp->rwqe)) {
+			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+			return;
+		}
+		qp->rwqe_valid = true;
 	}
 	wc.wr_id = qp->rwqe.wr_id;
 	if (payload + SROCE_GRH_LEN > qp->rwqe.length) {
+		qp->rwqe_valid = false;
 		wc.status = IB_WC_LOC_LEN_ERR;
 		sroce_resp_complete(qp, &wc, true, 0);
 		return;
@@ -688,12 +747,16 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	else
 		memcpy(grh, skb_network_header(skb), sizeof(struct ipv6hdr));
 	err = sroce_sge_scatter(qp->sdev, qp->ibqp.pd, qp->rwqe.sge,
-				qp->rwqe.num_sge, 0, grh, sizeof(grh));
+				qp->rwqe.num_sge, 0, grh, sizeof(grh),
+				&qp->resp_miss);
 	if (!err)
 		err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, qp->rwqe.sge,
 					    qp->rwqe.num_sge, SROCE_GRH_LEN,
 					    skb, sroce_resp_payload_off(info),
-					    payload);
+					    payload, &qp->resp_miss);
+	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
+		return;
+	qp->rwqe_valid = false;
 	if (err) {
 		wc.status = IB_WC_LOC_PROT_ERR;
 		sroce_resp_complete(qp, &wc, true, 0);
@@ -856,9 +919,27 @@ static void sroce_resp_drain_backlog(struct sroce_qp *qp)
 	}
 }
 
+/* Fault in the pages a request found missing; the caller retries it. */
+static void sroce_resp_fault(struct sroce_qp *qp)
+{
+	struct sroce_odp_miss miss;
+	int err;
+
+	spin_lock_bh(&qp->rq_lock);
+	miss = qp->resp_miss;
+	qp->resp_miss.mr = NULL;
+	spin_unlock_bh(&qp->rq_lock);
+	if (!miss.mr)
+		return;
+	err = sroce_odp_fault(&miss);
+	spin_lock_bh(&qp->rq_lock);
+	qp->resp_nofault = err != 0;
+	spin_unlock_bh(&qp->rq_lock);
+}
+
 /**
- * sroce_resp_work() - send READ responses beyond the softirq budget, and
- * move a failed QP to the error state
+ * sroce_resp_work() - send READ responses beyond the softirq budget, fault
+ * in pages of on-demand regions, and move a failed QP to the error state
  * @work: the QP's resp_work
  */
 void sroce_resp_work(struct work_struct *work)
@@ -866,6 +947,7 @@ void sroce_resp_work(struct work_struct *work)
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
 	bool fatal, again;
 
+	sroce_resp_fault(qp);
 	spin_lock_bh(&qp->rq_lock);
 	if (qp->resp_busy && qp->active_res && sroce_resp_state_ok(qp)) {
 		if (sroce_resp_read_continue(qp, qp->active_res,
@@ -874,7 +956,12 @@ void sroce_resp_work(struct work_struct *work)
 			qp->active_res = NULL;
 			sroce_resp_drain_backlog(qp);
 		}
+	} else if (qp->resp_busy && !qp->active_res && !qp->resp_miss.mr) {
+		/* A request waited for a page fault: handle it again. */
+		qp->resp_busy = false;
+		sroce_resp_drain_backlog(qp);
 	}
+	qp->resp_nofault = false;
 	again = qp->resp_busy && !qp->resp_throttled && sroce_resp_state_ok(qp);
 	fatal = qp->resp_fatal && READ_ONCE(qp->state) != IB_QPS_ERR &&
 		READ_ONCE(qp->state) != IB_QPS_RESET;

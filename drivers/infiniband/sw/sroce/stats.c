@@ -35,6 +35,8 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_BAD_SEND_WQE].name = "bad_send_wqe",
 	[SROCE_STAT_COMPLETER_RETRY].name = "completer_retry",
 	[SROCE_STAT_READ_RESTART].name = "read_restart",
+	[SROCE_STAT_ODP_FAULT].name = "odp_page_faults",
+	[SROCE_STAT_ODP_FAULT_ERR].name = "odp_page_fault_errors",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
