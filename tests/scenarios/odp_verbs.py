@@ -288,7 +288,7 @@ def check_traffic(b, dev):
         buf.close()
 
 
-def check_race(b, dev, rounds):
+def check_race(b, dev, rounds, zap_us):
     """Transfers while another thread keeps taking the pages away: shared
     mappings keep their data, so every transfer must still be exact."""
     a, r = b.rc_pair()
@@ -301,7 +301,7 @@ def check_race(b, dev, rounds):
             src.dontneed()
             dst.dontneed()
             zaps[0] += 1
-            time.sleep(0.0005)
+            time.sleep(zap_us / 1e6)
 
     faults = counter(dev, "odp_page_faults")
     t = threading.Thread(target=zapper)
@@ -367,11 +367,13 @@ def main():
     ap.add_argument("-d", required=True)
     ap.add_argument("-g", type=int, required=True)
     ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--zap-us", type=int, default=500,
+                    help="pause between two takings of the pages")
     args = ap.parse_args()
     b = Bench(args.d, args.g)
     check_caps(b)
     check_traffic(b, args.d)
-    check_race(b, args.d, args.rounds)
+    check_race(b, args.d, args.rounds, args.zap_us)
     check_unmapped(b, args.d)
     print("1..%d" % n_test)
     print("# %d passed, %d failed" % (n_pass, n_fail))

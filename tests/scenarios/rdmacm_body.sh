@@ -36,6 +36,20 @@ dp_pair "rdma_server / rdma_client" 120 \
 dp_pair "ib_write_bw -R (connection through the RDMA CM)" 300 \
 	ib_write_bw -R -d @DEV@ -p 18705 -n 200 -s 65536 -- \
 	ib_write_bw -R -d @DEV@ -p 18705 -n 200 -s 65536 @SRV4@
+# qperf -cm1 connects its RC QPs through the RDMA CM (the control
+# connection is TCP); the server goes away with the "quit" test. Both
+# results must be numbers. qperf resolves IPv4 addresses only.
+qperf_cm() {
+	local out
+	out=$(qperf "$1" -cm1 "${@:2}" -t 1 rc_bw rc_lat quit 2>&1)
+	echo "$out"
+	grep -Eq 'bw += +[0-9.]+ [KMG]B/sec' <<<"$out" &&
+		grep -Eq 'latency += +[0-9.]+ (ns|us|ms)' <<<"$out"
+}
+export -f qperf_cm
+dp_pair "qperf -cm1 rc_bw rc_lat (IPv4)" 120 \
+	qperf -lp 19765 -- \
+	bash -c 'qperf_cm "$0" -lp 19765' @SRV4@
 if [ "$ROLE" = a ]; then
 	dp_stats "$DP_CLI_DEV" >&2
 fi

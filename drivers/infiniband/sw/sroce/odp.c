@@ -26,6 +26,9 @@
 #include "objects.h"
 #include "stats.h"
 
+/* Bytes a fault maps from the missing byte on, when the region has them. */
+#define SROCE_ODP_FAULT_AHEAD	(256 * 1024)
+
 static struct ib_umem_odp *sroce_odp_umem(const struct sroce_mr *mr)
 {
 	return to_ib_umem_odp(mr->umem);
@@ -180,38 +183,57 @@ void *sroce_odp_addr(struct sroce_mr *mr, u64 iova, u32 len, u32 *contig)
 	return (void *)(uintptr_t)((entry & ODP_DMA_ADDR_MASK) + off);
 }
 
+/* Map @len bytes from @iova; sleeps. */
+static int sroce_odp_map(struct sroce_mr *mr, u64 iova, u64 len, bool write)
+{
+	struct ib_umem_odp *umem_odp = sroce_odp_umem(mr);
+	u64 access = ODP_READ_ALLOWED_BIT;
+	int ret;
+
+	if (write)
+		access |= ODP_WRITE_ALLOWED_BIT;
+	ret = ib_umem_odp_map_dma_and_lock(umem_odp, sroce_odp_va(mr, iova),
+					   len, access, true);
+	if (ret < 0)
+		return ret;
+	mutex_unlock(&umem_odp->umem_mutex);
+	return 0;
+}
+
 /**
  * sroce_odp_fault() - map the range a miss recorded, and forget the miss
  * @miss: the miss; its region reference is dropped
  *
+ * Messages are mostly longer than the piece that missed: the pages that
+ * follow, up to SROCE_ODP_FAULT_AHEAD bytes and the end of the region, are
+ * mapped in the same fault, unless they cannot be (memory missing behind
+ * them), in which case only the range itself is.
+ *
  * Context: process; sleeps. No lock of the QP may be held.
- * Return: 0, or a negative errno when the process has no such mapping or
- * not with the rights needed.
+ * Return: 0, or a negative errno when the process has no memory at the
+ * range or not with the rights needed.
  */
 int sroce_odp_fault(struct sroce_odp_miss *miss)
 {
 	struct sroce_mr *mr = miss->mr;
 	struct sroce_dev *sdev = to_sdev(mr->ibmr.device);
-	struct ib_umem_odp *umem_odp = sroce_odp_umem(mr);
-	u64 access = ODP_READ_ALLOWED_BIT;
+	u64 len = max(miss->len, 1U);
+	u64 ahead = min_t(u64, max_t(u64, len, SROCE_ODP_FAULT_AHEAD),
+			  mr->iova + mr->length - miss->iova);
 	int ret;
 
-	if (miss->write)
-		access |= ODP_WRITE_ALLOWED_BIT;
 	sroce_stat_inc(sdev, SROCE_STAT_ODP_FAULT);
-	ret = ib_umem_odp_map_dma_and_lock(umem_odp,
-					   sroce_odp_va(mr, miss->iova),
-					   max(miss->len, 1U), access, true);
-	if (ret >= 0) {
-		mutex_unlock(&umem_odp->umem_mutex);
-	} else {
+	ret = sroce_odp_map(mr, miss->iova, ahead, miss->write);
+	if (ret < 0 && ahead > len)
+		ret = sroce_odp_map(mr, miss->iova, len, miss->write);
+	if (ret < 0) {
 		sroce_stat_inc(sdev, SROCE_STAT_ODP_FAULT_ERR);
 		pr_warn_ratelimited("%s: page fault of %u bytes at %#llx failed: %d\n",
 				    dev_name(&mr->ibmr.device->dev), miss->len,
 				    miss->iova, ret);
 	}
 	sroce_odp_miss_clear(miss);
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
 /**
