@@ -135,6 +135,30 @@ dp_pair() {
 	rm -f "$out_s" "$out_c"
 }
 
+# dp_tap_tool LABEL LIMIT TOOL ARGS...: run a python tool printing TAP in the
+# client's namespace (netns) for at most LIMIT seconds (scaled by
+# SROCE_SLOW), and report each of its test points prefixed with LABEL. A
+# tool that dies before its plan line is a failure.
+dp_tap_tool() {
+	local label=$1 limit=$(($2 * SROCE_SLOW)) tool=$3 out line
+	shift 3
+	out=$(mktemp)
+	in_ns "$DP_CLI_NS" timeout "$limit" /usr/bin/python3 "$tool" "$@" \
+		>"$out" 2>&1
+	echo "# ${tool##*/} ($label) exit status $?" >&2
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "$label: ${line#ok * - }" ;;
+		"not ok "*) not_ok "$label: ${line#not ok * - }" ;;
+		1..*) ;;
+		*) diag "$line" ;;
+		esac
+	done <"$out"
+	grep -q '^1\.\.' "$out" ||
+		not_ok "$label: ${tool##*/} finished" "$(tail -n 20 "$out")"
+	rm -f "$out"
+}
+
 # dp_stats DEV: the device's non-zero counters, one "name value" a line.
 dp_stats() {
 	rdma statistic show link "$1/1" | tr ' ' '\n' | paste - - | awk 'NR > 1 && $2 != 0'

@@ -19,31 +19,11 @@
 
 tool=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/odp_verbs.py
 
-# run_tool LABEL GIDX: the tool's TAP, each line prefixed with LABEL.
-run_tool() {
-	local label=$1 gidx=$2 out line
-	# A slow (debug) kernel races fewer rounds, and takes the pages away
-	# as often relative to its speed.
-	out=$(mktemp)
-	in_ns h1 timeout $((300 * SROCE_SLOW)) /usr/bin/python3 "$tool" \
-		-d sroce0 -g "$gidx" --rounds $((200 / SROCE_SLOW + 20)) \
-		--zap-us $((500 * SROCE_SLOW)) \
-		>"$out" 2>&1
-	echo "# odp_verbs.py ($label) exit status $?" >&2
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "$label: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$label: ${line#not ok * - }" ;;
-		"#"*) diag "$line" ;;
-		1..*) ;;
-		*) diag "$line" ;;
-		esac
-	done <"$out"
-	grep -q '^1\.\.' "$out" || not_ok "$label: odp_verbs.py finished" "$(tail -n 20 "$out")"
-	rm -f "$out"
-}
-
 dp_setup
-run_tool "IPv4 GID" "$DP_CLI_GID4"
-run_tool "IPv6 GID" "$DP_CLI_GID6"
+# A slow (debug) kernel races fewer rounds, and takes the pages away as
+# often relative to its speed.
+args=(-d "$DP_CLI_DEV" --rounds $((200 / SROCE_SLOW + 20))
+      --zap-us $((500 * SROCE_SLOW)))
+dp_tap_tool "IPv4 GID" 300 "$tool" "${args[@]}" -g "$DP_CLI_GID4"
+dp_tap_tool "IPv6 GID" 300 "$tool" "${args[@]}" -g "$DP_CLI_GID6"
 done_testing

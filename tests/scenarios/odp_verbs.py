@@ -23,15 +23,12 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.addr import AH, AHAttr, GlobalRoute
-from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-from verbs_lib import rc_rts_attr
+from verbs_lib import Loopback, pattern, poll_one, rc_rts_attr, tap, tap_done
 
 SIZE = 256 * 1024
 MSG = 64 * 1024
@@ -51,30 +48,6 @@ libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
                       ctypes.c_int, ctypes.c_int, ctypes.c_long]
 libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-
-n_pass = 0
-n_fail = 0
-n_test = 0
-
-
-def tap(ok, what, why=None):
-    global n_pass, n_fail, n_test
-    n_test += 1
-    if ok:
-        n_pass += 1
-        print("ok %d - %s" % (n_test, what))
-    else:
-        n_fail += 1
-        print("not ok %d - %s" % (n_test, what))
-        if why:
-            print("#   " + why)
-    sys.stdout.flush()
-    return ok
-
-
-def pattern(seed, size):
-    block = bytes((seed * 131 + i * 7 + (i >> 8)) & 0xff for i in range(4096))
-    return (block * (size // 4096 + 1))[:size]
 
 
 def first_diff(got, want):
@@ -111,16 +84,11 @@ class Buf:
             self.unmap()
 
 
-class Bench:
-    """The device, CQs, and QPs sending to their own GID."""
+class Bench(Loopback):
+    """The device, an SRQ, and QPs sending to its own GID."""
 
     def __init__(self, dev, gidx):
-        self.ctx = Context(name=dev)
-        self.gidx = gidx
-        self.gid = self.ctx.query_gid(1, gidx)
-        self.pd = PD(self.ctx)
-        self.scq = CQ(self.ctx, 256)
-        self.rcq = CQ(self.ctx, 256)
+        super().__init__(dev, gidx)
         self.srq = SRQ(self.pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=1)))
         gr = GlobalRoute(dgid=self.gid, sgid_index=gidx, hop_limit=64)
         self.ah = AH(self.pd, attr=AHAttr(port_num=1, is_global=1, gr=gr))
@@ -144,13 +112,7 @@ class Bench:
 
     @staticmethod
     def poll(cq):
-        end = time.monotonic() + POLL_LIMIT
-        while time.monotonic() < end:
-            n, wcs = cq.poll()
-            if n:
-                return wcs[0]
-            time.sleep(0.0002)
-        return None
+        return poll_one(cq, POLL_LIMIT)
 
     def send_wc(self, what):
         wc = self.poll(self.scq)
@@ -375,9 +337,7 @@ def main():
     check_traffic(b, args.d)
     check_race(b, args.d, args.rounds, args.zap_us)
     check_unmapped(b, args.d)
-    print("1..%d" % n_test)
-    print("# %d passed, %d failed" % (n_pass, n_fail))
-    return 1 if n_fail else 0
+    return tap_done()
 
 
 if __name__ == "__main__":

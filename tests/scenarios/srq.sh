@@ -17,27 +17,7 @@
 
 tool=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/srq_verbs.py
 
-# run_tool LABEL GIDX: the tool's TAP, each line prefixed with LABEL.
-run_tool() {
-	local label=$1 gidx=$2 out line
-	out=$(mktemp)
-	in_ns h1 timeout $((120 * SROCE_SLOW)) /usr/bin/python3 "$tool" \
-		-d sroce0 -g "$gidx" >"$out" 2>&1
-	echo "# srq_verbs.py ($label) exit status $?" >&2
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "$label: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$label: ${line#not ok * - }" ;;
-		"#"*) diag "$line" ;;
-		1..*) ;;
-		*) diag "$line" ;;
-		esac
-	done <"$out"
-	grep -q '^1\.\.' "$out" || not_ok "$label: srq_verbs.py finished" "$(tail -n 20 "$out")"
-	rm -f "$out"
-}
-
 dp_setup
-run_tool "IPv4 GID" "$DP_CLI_GID4"
-run_tool "IPv6 GID" "$DP_CLI_GID6"
+dp_tap_tool "IPv4 GID" 120 "$tool" -d "$DP_CLI_DEV" -g "$DP_CLI_GID4"
+dp_tap_tool "IPv6 GID" 120 "$tool" -d "$DP_CLI_DEV" -g "$DP_CLI_GID6"
 done_testing

@@ -20,16 +20,13 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.addr import AH, AHAttr, GlobalRoute
-from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-from verbs_lib import rc_rts_attr
+from verbs_lib import Loopback, pattern, poll_one, rc_rts_attr, tap, tap_done
 
 SLOT = 2048          # receive buffer per WQE
 SLOTS = 64
@@ -37,29 +34,6 @@ HEAD = 100           # the first SGE of every receive WQE; the rest follows
 GRH = 40
 QKEY = 0x11111111
 POLL_LIMIT = 30.0
-
-n_pass = 0
-n_fail = 0
-n_test = 0
-
-
-def tap(ok, what, why=None):
-    global n_pass, n_fail, n_test
-    n_test += 1
-    if ok:
-        n_pass += 1
-        print("ok %d - %s" % (n_test, what))
-    else:
-        n_fail += 1
-        print("not ok %d - %s" % (n_test, what))
-        if why:
-            print("#   " + why)
-    sys.stdout.flush()
-    return ok
-
-
-def pattern(seed, size):
-    return bytes((seed * 131 + i * 7 + (i >> 8)) & 0xff for i in range(size))
 
 
 def errno_of(exc):
@@ -69,16 +43,11 @@ def errno_of(exc):
     return None
 
 
-class Bench:
+class Bench(Loopback):
     """The device, the SRQ, and three sender/receiver QP pairs."""
 
     def __init__(self, dev, gidx):
-        self.ctx = Context(name=dev)
-        self.gidx = gidx
-        self.gid = self.ctx.query_gid(1, gidx)
-        self.pd = PD(self.ctx)
-        self.scq = CQ(self.ctx, 256)
-        self.rcq = CQ(self.ctx, 256)
+        super().__init__(dev, gidx)
         self.rmr = MR(self.pd, SLOT * SLOTS, e.IBV_ACCESS_LOCAL_WRITE)
         self.smr = MR(self.pd, SLOT, e.IBV_ACCESS_LOCAL_WRITE)
         self.srq = SRQ(self.pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=2)))
@@ -147,14 +116,9 @@ class Bench:
         self.srq.post_recv(RecvWR(wr_id=wr_id, num_sge=2, sg=sges))
         self.posted.append((wr_id, slot))
 
-    def poll(self, cq):
-        end = time.monotonic() + POLL_LIMIT
-        while time.monotonic() < end:
-            n, wcs = cq.poll()
-            if n:
-                return wcs[0]
-            time.sleep(0.0005)
-        return None
+    @staticmethod
+    def poll(cq):
+        return poll_one(cq, POLL_LIMIT)
 
     def transfer(self, kind, seed, size):
         """Send one message; return None or what went wrong."""
@@ -331,8 +295,7 @@ def main():
         b = Bench(args.dev, args.gid_index)
     except (PyverbsError, PyverbsRDMAError) as exc:
         tap(False, "set up the SRQ and six QPs", str(exc))
-        print("%d passed, %d failed" % (n_pass, n_fail))
-        return 1
+        return tap_done()
     tap(b.async_fd is not None, "the context's async event file was found")
     for t in (test_create, test_shared, test_limit, test_resize,
               test_refused, test_qp_error, test_xrc):
@@ -340,8 +303,7 @@ def main():
             t(b)
         except (PyverbsError, PyverbsRDMAError) as exc:
             tap(False, t.__name__, "verbs error: %s" % exc)
-    print("1..%d" % n_test)
-    return 0 if n_fail == 0 else 1
+    return tap_done()
 
 
 if __name__ == "__main__":

@@ -291,15 +291,19 @@ static void sroce_comp_fail(struct sroce_qp *qp, u32 psn,
 }
 
 /*
- * A response found pages of an on-demand region unmapped: it is dropped,
- * and asked for again once @req_work has faulted them in. Responses that
- * follow it are dropped meanwhile instead of each asking again.
+ * A response found pages of an on-demand region unmapped: it is kept, and
+ * handled again as soon as @req_work has faulted them in (so that pages
+ * taken away again and again cannot starve it); the responses that follow
+ * it are dropped meanwhile instead of each asking again, and are asked for
+ * again afterwards.
  */
-static void sroce_comp_miss(struct sroce_qp *qp, u32 psn, bool recorded)
+static void sroce_comp_miss(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
+			    bool recorded)
 {
 	if (recorded) {
 		qp->req_miss_resp = true;
 		qp->req_miss_psn = psn;
+		qp->req_miss_skb = skb_get(skb);
 	}
 	qp->req_miss_rewind = true;
 	qp->read_rewound = true;
@@ -386,7 +390,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 				    wqe->num_sge, wqe->sent, skb, off, payload,
 				    &qp->req_miss);
 	if (err == -EAGAIN) {
-		sroce_comp_miss(qp, psn, recorded);
+		sroce_comp_miss(qp, skb, psn, recorded);
 		return;
 	}
 	if (err) {
@@ -397,11 +401,17 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	sroce_comp_progress(qp, psn);
 	if (wqe->sent == wqe->length) {
 		if (wqe->state == SROCE_SWQE_SENDING) {
-			/* Complete before its re-request went out. */
+			/*
+			 * Complete before its re-request went out: the
+			 * requester goes on after the READ's PSNs, not from
+			 * the response's, where a go-back left it.
+			 */
 			wqe->state = SROCE_SWQE_PENDING;
 			qp->rd_atomic_out++;
 			if (qp->sq_next == idx)
 				qp->sq_next = sroce_queue_next(&qp->sq, idx);
+			if (sroce_psn_diff(qp->req_psn, wqe->last_psn) <= 0)
+				qp->req_psn = sroce_psn_add(wqe->last_psn, 1);
 		}
 		sroce_comp_rd_atomic_done(qp, wqe);
 	}
@@ -435,7 +445,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
 	err = sroce_sge_scatter(qp->sdev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
 				0, &orig, sizeof(orig), &qp->req_miss);
 	if (err == -EAGAIN) {
-		sroce_comp_miss(qp, psn, recorded);
+		sroce_comp_miss(qp, skb, psn, recorded);
 		return;
 	}
 	if (err) {
@@ -566,6 +576,24 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 	sroce_req_run(qp);
 out:
 	spin_unlock(&qp->sq_lock);
+}
+
+/**
+ * sroce_comp_replay() - handle again a response kept for a page fault
+ * @qp: the QP; no lock held
+ * @skb: the response
+ *
+ * It goes through every check again: what happened meanwhile may have
+ * made it stale.
+ */
+void sroce_comp_replay(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_bth *bth = (void *)skb->data + sizeof(struct udphdr);
+	const struct sroce_opcode_info *info = sroce_opcode_get(bth->opcode);
+
+	local_bh_disable();
+	sroce_comp_recv(qp, skb, bth, info, sroce_skb_payload(skb, bth, info));
+	local_bh_enable();
 }
 
 void sroce_retrans_timer(struct timer_list *t)

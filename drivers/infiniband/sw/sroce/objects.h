@@ -12,6 +12,7 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
+#include <linux/udp.h>
 #include <net/dst_cache.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -503,6 +504,8 @@ struct sroce_rd_res {
  * @req_miss_resp: @req_miss is a response's, of PSN @req_miss_psn, which
  *	fails its WQE if the fault fails
  * @req_miss_psn: see @req_miss_resp
+ * @req_miss_skb: the response of @req_miss_resp, handled again once the
+ *	pages are mapped
  * @req_nofault: the last fault failed: a missing page is an access error
  * @pkts_since_ackreq: packets sent since the last with AckReq
  * @srq: the shared receive queue the QP takes receive WQEs from, or NULL
@@ -597,6 +600,7 @@ struct sroce_qp {
 	bool			req_miss_rewind;
 	bool			req_miss_resp;
 	u32			req_miss_psn;
+	struct sk_buff		*req_miss_skb;
 	bool			req_nofault;
 	u32			pkts_since_ackreq;
 
@@ -727,6 +731,7 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 void sroce_comp_retire(struct sroce_qp *qp);
 void sroce_comp_resend(struct sroce_qp *qp);
 void sroce_comp_fault_failed(struct sroce_qp *qp, u32 psn);
+void sroce_comp_replay(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_retrans_timer(struct timer_list *t);
 void sroce_rnr_timer(struct timer_list *t);
 void sroce_comp_arm_retrans(struct sroce_qp *qp);
@@ -760,6 +765,26 @@ void *sroce_pkt_hdr(struct sroce_pkt *pkt, enum sroce_hdr hdr);
 int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 		   struct sroce_pkt *pkt, u32 dqpn);
 void sroce_pkt_free(struct sroce_pkt *pkt);
+
+/**
+ * sroce_skb_payload() - payload bytes of a received packet
+ * @skb: the packet, validated on reception; data starts at the UDP header
+ * @bth: its BTH
+ * @info: its opcode
+ *
+ * For packets held back and handled later, the length computed on
+ * reception is computed again.
+ *
+ * Return: the payload length.
+ */
+static inline u32 sroce_skb_payload(const struct sk_buff *skb,
+				    const struct sroce_bth *bth,
+				    const struct sroce_opcode_info *info)
+{
+	return skb->len - sizeof(struct udphdr) - info->hdr_len -
+	       sroce_bth_pad(bth) - SROCE_ICRC_LEN;
+}
+
 bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter);
 
 #endif /* _SROCE_OBJECTS_H */

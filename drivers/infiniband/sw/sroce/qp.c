@@ -330,6 +330,8 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	qp->sq_fatal = false;
 	qp->read_rewound = false;
 	sroce_odp_miss_clear(&qp->req_miss);
+	kfree_skb(qp->req_miss_skb);
+	qp->req_miss_skb = NULL;
 	qp->req_miss_rewind = false;
 	qp->req_miss_resp = false;
 	qp->req_nofault = false;

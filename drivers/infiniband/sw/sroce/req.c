@@ -621,6 +621,7 @@ void sroce_req_run(struct sroce_qp *qp)
 static void sroce_req_fault(struct sroce_qp *qp)
 {
 	struct sroce_odp_miss miss;
+	struct sk_buff *skb;
 	bool rewind, resp;
 	u32 psn;
 	int err;
@@ -630,14 +631,21 @@ static void sroce_req_fault(struct sroce_qp *qp)
 	rewind = qp->req_miss_rewind;
 	resp = qp->req_miss_resp;
 	psn = qp->req_miss_psn;
+	skb = qp->req_miss_skb;
 	qp->req_miss.mr = NULL;
 	qp->req_miss_rewind = false;
 	qp->req_miss_resp = false;
+	qp->req_miss_skb = NULL;
 	spin_unlock_bh(&qp->sq_lock);
 	if (!miss.mr)
 		return;
 
 	err = sroce_odp_fault(&miss);
+	if (skb) {
+		if (!err)
+			sroce_comp_replay(qp, skb);
+		kfree_skb(skb);
+	}
 	spin_lock_bh(&qp->sq_lock);
 	if (READ_ONCE(qp->state) == IB_QPS_RTS) {
 		if (err && resp)

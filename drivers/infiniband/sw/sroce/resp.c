@@ -911,10 +911,9 @@ static void sroce_resp_drain_backlog(struct sroce_qp *qp)
 					      sizeof(struct udphdr);
 		const struct sroce_opcode_info *info =
 			sroce_opcode_get(bth->opcode);
-		u32 payload = skb->len - sizeof(struct udphdr) - info->hdr_len -
-			      sroce_bth_pad(bth) - SROCE_ICRC_LEN;
 
-		sroce_resp_handle(qp, skb, bth, info, payload);
+		sroce_resp_handle(qp, skb, bth, info,
+				  sroce_skb_payload(skb, bth, info));
 		kfree_skb(skb);
 	}
 }
