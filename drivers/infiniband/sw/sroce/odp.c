@@ -34,13 +34,21 @@ static struct ib_umem_odp *sroce_odp_umem(const struct sroce_mr *mr)
 	return to_ib_umem_odp(mr->umem);
 }
 
+/* Unmap pages of a published region: copies using them finish first. */
+static void sroce_odp_unmap(struct sroce_mr *mr, struct ib_umem_odp *umem_odp,
+			    u64 start, u64 end)
+{
+	write_lock_bh(&mr->odp_lock);
+	ib_umem_odp_unmap_dma_pages(umem_odp, start, end);
+	write_unlock_bh(&mr->odp_lock);
+}
+
 static bool sroce_odp_invalidate(struct mmu_interval_notifier *mni,
 				 const struct mmu_notifier_range *range,
 				 unsigned long cur_seq)
 {
 	struct ib_umem_odp *umem_odp =
 		container_of(mni, struct ib_umem_odp, notifier);
-	struct sroce_mr *mr = umem_odp->private;
 	unsigned long start, end;
 
 	/* Unmapping waits for copies in progress, which spin: never block. */
@@ -51,10 +59,14 @@ static bool sroce_odp_invalidate(struct mmu_interval_notifier *mni,
 	mmu_interval_set_seq(mni, cur_seq);
 	start = max_t(u64, ib_umem_start(umem_odp), range->start);
 	end = min_t(u64, ib_umem_end(umem_odp), range->end);
-	/* Copies hold the lock for reading while they use the pages. */
-	write_lock_bh(&mr->odp_lock);
-	ib_umem_odp_unmap_dma_pages(umem_odp, start, end);
-	write_unlock_bh(&mr->odp_lock);
+	/*
+	 * The notifier is live before sroce_odp_reg() sets @private (under
+	 * the mutex); until then nothing is mapped and no copy can run.
+	 */
+	if (umem_odp->private)
+		sroce_odp_unmap(umem_odp->private, umem_odp, start, end);
+	else
+		ib_umem_odp_unmap_dma_pages(umem_odp, start, end);
 	mutex_unlock(&umem_odp->umem_mutex);
 	return true;
 }
@@ -84,7 +96,9 @@ int sroce_odp_reg(struct sroce_mr *mr, struct ib_device *dev, u64 start,
 	umem_odp = ib_umem_odp_get(dev, start, length, access, &sroce_odp_ops);
 	if (IS_ERR(umem_odp))
 		return PTR_ERR(umem_odp);
+	mutex_lock(&umem_odp->umem_mutex);
 	umem_odp->private = mr;
+	mutex_unlock(&umem_odp->umem_mutex);
 	mr->umem = &umem_odp->umem;
 	mr->odp = true;
 	return 0;

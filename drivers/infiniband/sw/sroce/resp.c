@@ -918,22 +918,19 @@ static void sroce_resp_drain_backlog(struct sroce_qp *qp)
 	}
 }
 
-/* Fault in the pages a request found missing; the caller retries it. */
-static void sroce_resp_fault(struct sroce_qp *qp)
+/*
+ * Fault in the pages a request found missing; the caller retries it.
+ * Return: whether a fault failed.
+ */
+static bool sroce_resp_fault(struct sroce_qp *qp)
 {
 	struct sroce_odp_miss miss;
-	int err;
 
 	spin_lock_bh(&qp->rq_lock);
 	miss = qp->resp_miss;
 	qp->resp_miss.mr = NULL;
 	spin_unlock_bh(&qp->rq_lock);
-	if (!miss.mr)
-		return;
-	err = sroce_odp_fault(&miss);
-	spin_lock_bh(&qp->rq_lock);
-	qp->resp_nofault = err != 0;
-	spin_unlock_bh(&qp->rq_lock);
+	return miss.mr && sroce_odp_fault(&miss);
 }
 
 /**
@@ -944,10 +941,12 @@ static void sroce_resp_fault(struct sroce_qp *qp)
 void sroce_resp_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
-	bool fatal, again;
+	bool fatal, again, nofault;
 
-	sroce_resp_fault(qp);
+	nofault = sroce_resp_fault(qp);
 	spin_lock_bh(&qp->rq_lock);
+	/* Only the retry below may take a missing page for an error. */
+	qp->resp_nofault = nofault;
 	if (qp->resp_busy && qp->active_res && sroce_resp_state_ok(qp)) {
 		if (sroce_resp_read_continue(qp, qp->active_res,
 					     SROCE_RESP_BUDGET)) {
