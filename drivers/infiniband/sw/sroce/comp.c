@@ -301,7 +301,6 @@ static void sroce_comp_miss(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
 			    bool recorded)
 {
 	if (recorded) {
-		qp->req_miss_resp = true;
 		qp->req_miss_psn = psn;
 		qp->req_miss_skb = skb_get(skb);
 	}

@@ -501,11 +501,9 @@ struct sroce_rd_res {
  *	found unmapped; @req_work faults them in
  * @req_miss_rewind: a response was dropped for want of pages: ask again
  *	once @req_miss is mapped
- * @req_miss_resp: @req_miss is a response's, of PSN @req_miss_psn, which
- *	fails its WQE if the fault fails
- * @req_miss_psn: see @req_miss_resp
- * @req_miss_skb: the response of @req_miss_resp, handled again once the
- *	pages are mapped
+ * @req_miss_skb: when @req_miss is a response's, the response, handled
+ *	again once the pages are mapped; its WQE fails if the fault fails
+ * @req_miss_psn: the PSN of @req_miss_skb
  * @req_nofault: the last fault failed: a missing page is an access error
  * @pkts_since_ackreq: packets sent since the last with AckReq
  * @srq: the shared receive queue the QP takes receive WQEs from, or NULL
@@ -598,7 +596,6 @@ struct sroce_qp {
 	bool			read_rewound;
 	struct sroce_odp_miss	req_miss;
 	bool			req_miss_rewind;
-	bool			req_miss_resp;
 	u32			req_miss_psn;
 	struct sk_buff		*req_miss_skb;
 	bool			req_nofault;

@@ -333,7 +333,6 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	kfree_skb(qp->req_miss_skb);
 	qp->req_miss_skb = NULL;
 	qp->req_miss_rewind = false;
-	qp->req_miss_resp = false;
 	qp->req_nofault = false;
 	qp->pkts_since_ackreq = 0;
 	sroce_queue_store_consumer(&qp->sq, 0);

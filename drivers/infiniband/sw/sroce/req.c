@@ -614,9 +614,9 @@ void sroce_req_run(struct sroce_qp *qp)
 }
 
 /*
- * Fault in the pages the requester or completer found missing. A response
- * dropped for want of them is asked for again, as after a timeout but
- * without using up a retry.
+ * Fault in the pages the requester or completer found missing. The response
+ * kept for them is handled again; those dropped meanwhile are asked for
+ * again, as after a timeout but without using up a retry.
  */
 static void sroce_req_fault(struct sroce_qp *qp)
 {
@@ -629,12 +629,11 @@ static void sroce_req_fault(struct sroce_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	miss = qp->req_miss;
 	rewind = qp->req_miss_rewind;
-	resp = qp->req_miss_resp;
 	psn = qp->req_miss_psn;
 	skb = qp->req_miss_skb;
+	resp = skb;
 	qp->req_miss.mr = NULL;
 	qp->req_miss_rewind = false;
-	qp->req_miss_resp = false;
 	qp->req_miss_skb = NULL;
 	spin_unlock_bh(&qp->sq_lock);
 	if (!miss.mr)
