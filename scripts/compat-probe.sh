@@ -7,7 +7,6 @@
 # Usage: compat-probe.sh SRCTREE
 src=${1:?usage: compat-probe.sh SRCTREE}
 verbs=$src/include/rdma/ib_verbs.h
-skbuff=$src/include/linux/skbuff.h
 
 # create_cq takes a uverbs_attr_bundle instead of udata (since 6.11).
 if awk '/\(\*create_cq\)/ { getline nxt; print $0 nxt; exit }' "$verbs" 2>/dev/null |
@@ -15,13 +14,9 @@ if awk '/\(\*create_cq\)/ { getline nxt; print $0 nxt; exit }' "$verbs" 2>/dev/n
 	printf ' -DSROCE_HAVE_CREATE_CQ_ATTRS'
 fi
 
-# The IBTA 1.5 atomic write and flush capability bits (since 6.2).
+# The IBTA 1.5 atomic write capability bit (since 6.2).
 if grep -q 'IB_DEVICE_ATOMIC_WRITE' "$verbs" 2>/dev/null; then
 	printf ' -DSROCE_HAVE_ATOMIC_WRITE_CAP'
 fi
 
-# skb_frag_fill_page_desc() replaced __skb_frag_set_page() (since 6.5).
-if grep -q 'skb_frag_fill_page_desc' "$skbuff" 2>/dev/null; then
-	printf ' -DSROCE_HAVE_SKB_FRAG_FILL'
-fi
 echo

@@ -8,7 +8,6 @@
 #define _SROCE_COMPAT_H
 
 #include <linux/export.h>
-#include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -34,18 +33,6 @@
 #else
 #define SROCE_DEVICE_ATOMIC_WRITE	0
 #endif
-
-static inline void sroce_skb_frag_fill(skb_frag_t *frag, struct page *page,
-				       unsigned int off, unsigned int size)
-{
-#ifdef SROCE_HAVE_SKB_FRAG_FILL
-	skb_frag_fill_page_desc(frag, page, off, size);
-#else
-	__skb_frag_set_page(frag, page);
-	skb_frag_off_set(frag, off);
-	skb_frag_size_set(frag, size);
-#endif
-}
 
 /*
  * Functions the KUnit suites reach are exported to them alone, and only
