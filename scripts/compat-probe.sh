@@ -19,4 +19,9 @@ if grep -q 'IB_DEVICE_ATOMIC_WRITE' "$verbs" 2>/dev/null; then
 	printf ' -DSROCE_HAVE_ATOMIC_WRITE_CAP'
 fi
 
+# The right to FLUSH a region (since 6.2).
+if grep -q 'IB_ACCESS_FLUSH_GLOBAL' "$verbs" 2>/dev/null; then
+	printf ' -DSROCE_HAVE_FLUSH_ACCESS'
+fi
+
 echo

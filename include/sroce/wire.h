@@ -126,11 +126,22 @@ struct sroce_ieth {
 
 /**
  * struct sroce_feth - FLUSH Extended Transport Header (IBA 1.5, 9.3.6)
- * @bits: reserved, placement type (bits 5-4), selectivity level (bits 3-0)
+ * @bits: reserved (bits 31-6), selectivity level (bits 5-4), placement
+ *	type (bits 3-0)
  */
 struct sroce_feth {
 	__be32	bits;
 };
+
+#define SROCE_FETH_PLT_MASK	0x0f
+#define SROCE_FETH_SEL_SHIFT	4
+#define SROCE_FETH_SEL_MASK	0x30
+/* Placement types, a mask: where the data must have reached. */
+#define SROCE_FLUSH_GLOBAL	0x1	/* globally visible */
+#define SROCE_FLUSH_PERSISTENT	0x2	/* persistent memory */
+/* Selectivity levels: what the FLUSH covers. */
+#define SROCE_FLUSH_RANGE	0	/* the RETH's range of the region */
+#define SROCE_FLUSH_MR		1	/* the whole region or window */
 
 static inline void sroce_wire_layout_checks(void)
 {
@@ -383,6 +394,13 @@ static inline void sroce_reth_pack(struct sroce_reth *reth, u64 va, u32 rkey,
 	reth->va = cpu_to_be64(va);
 	reth->rkey = cpu_to_be32(rkey);
 	reth->len = cpu_to_be32(len);
+}
+
+static inline void sroce_feth_pack(struct sroce_feth *feth, u8 type, u8 level)
+{
+	feth->bits = cpu_to_be32(((level << SROCE_FETH_SEL_SHIFT) &
+				  SROCE_FETH_SEL_MASK) |
+				 (type & SROCE_FETH_PLT_MASK));
 }
 
 static inline void sroce_atmeth_pack(struct sroce_atmeth *atm, u64 va, u32 rkey,

@@ -19,16 +19,27 @@ static const u32 sroce_rnr_usecs[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
+/*
+ * Requests answered by READ responses (a FLUSH by one without data) or by
+ * atomic ACKs.
+ */
 static bool sroce_is_rd_atomic(const struct sroce_swqe *wqe)
 {
 	switch (wqe->wr.opcode) {
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case SROCE_WR_FLUSH:
 		return true;
 	default:
 		return false;
 	}
+}
+
+static bool sroce_is_read_resp_wqe(const struct sroce_swqe *wqe)
+{
+	return wqe->wr.opcode == IB_UVERBS_WR_RDMA_READ ||
+	       wqe->wr.opcode == SROCE_WR_FLUSH;
 }
 
 static u32 sroce_wc_opcode(u32 wr_opcode)
@@ -51,6 +62,8 @@ static u32 sroce_wc_opcode(u32 wr_opcode)
 		return IB_UVERBS_WC_BIND_MW;
 	case SROCE_WR_ATOMIC_WRITE:
 		return SROCE_WC_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return SROCE_WC_FLUSH;
 	default:
 		return IB_UVERBS_WC_SEND;
 	}
@@ -353,7 +366,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 
 	idx = sroce_comp_find(qp, psn, &found);
 	wqe = &qp->swqe[idx];
-	if (!found || wqe->wr.opcode != IB_UVERBS_WR_RDMA_READ) {
+	if (!found || !sroce_is_read_resp_wqe(wqe)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		return;
 	}
@@ -431,8 +444,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
 	idx = sroce_comp_find(qp, psn, &found);
 	wqe = &qp->swqe[idx];
 	if (!found || wqe->state != SROCE_SWQE_PENDING ||
-	    !sroce_is_rd_atomic(wqe) ||
-	    wqe->wr.opcode == IB_UVERBS_WR_RDMA_READ) {
+	    !sroce_is_rd_atomic(wqe) || sroce_is_read_resp_wqe(wqe)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		return;
 	}

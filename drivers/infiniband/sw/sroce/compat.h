@@ -35,6 +35,20 @@
 #endif
 
 /*
+ * IBTA 1.5 FLUSH, global visibility only (no region is persistent memory).
+ * Where ib_core knows the right to be flushed, a region must have it and
+ * the capability is advertised. Older kernels refuse that registration
+ * flag, so there a peer allowed to write a region may flush it.
+ */
+#ifdef SROCE_HAVE_FLUSH_ACCESS
+#define SROCE_DEVICE_FLUSH		IB_DEVICE_FLUSH_GLOBAL
+#define SROCE_ACCESS_FLUSH		IB_ACCESS_FLUSH_GLOBAL
+#else
+#define SROCE_DEVICE_FLUSH		0
+#define SROCE_ACCESS_FLUSH		IB_ACCESS_REMOTE_WRITE
+#endif
+
+/*
  * Functions the KUnit suites reach are exported to them alone, and only
  * when the kernel has KUnit.
  */

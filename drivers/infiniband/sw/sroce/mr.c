@@ -21,7 +21,8 @@
 				   IB_ACCESS_REMOTE_READ |		\
 				   IB_ACCESS_REMOTE_ATOMIC |		\
 				   IB_ACCESS_MW_BIND |			\
-				   IB_ACCESS_RELAXED_ORDERING)
+				   IB_ACCESS_RELAXED_ORDERING |		\
+				   SROCE_ACCESS_FLUSH)
 /* Rights only a region of user memory may have. */
 #define SROCE_MR_USER_ACCESS	(IB_ACCESS_ON_DEMAND | IB_ACCESS_HUGETLB)
 
@@ -289,7 +290,8 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  * @pd: the protection domain the access comes from
  * @access: IB_ACCESS_* rights the access needs; 0 for a local read
  * @iova: first byte accessed
- * @len: bytes accessed
+ * @len: bytes accessed; SROCE_LEN_WHOLE for the whole region or window,
+ *	whatever @iova
  * @remote_qp: for an rkey from the wire, the QP it arrived on (the key may
  *	then also name a memory window); NULL for a local key
  *
@@ -325,8 +327,9 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 	    (remote_qp ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
 	    READ_ONCE(mr->ibmr.pd) != pd ||
 	    (READ_ONCE(mr->access) & access) != access ||
-	    iova < mr->iova || len > mr->length ||
-	    iova - mr->iova > mr->length - len) {
+	    (len != SROCE_LEN_WHOLE &&
+	     (iova < mr->iova || len > mr->length ||
+	      iova - mr->iova > mr->length - len))) {
 		sroce_mr_put(mr);
 		return NULL;
 	}

@@ -160,7 +160,7 @@ out:
  * @qp: the QP the access arrived on
  * @access: IB_ACCESS_* rights needed
  * @iova: first byte
- * @len: bytes
+ * @len: bytes; SROCE_LEN_WHOLE for the whole window, whatever @iova
  *
  * Return: the window's region with a reference held, or NULL.
  */
@@ -174,8 +174,10 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_mw *mw, u32 rkey,
 	if (mw->state != SROCE_MW_VALID || mw->ibmw.rkey != rkey ||
 	    mw->ibmw.pd != qp->ibqp.pd ||
 	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num) ||
-	    (mw->access & access) != access || iova < mw->addr ||
-	    len > mw->length || iova - mw->addr > mw->length - len)
+	    (mw->access & access) != access ||
+	    (len != SROCE_LEN_WHOLE &&
+	     (iova < mw->addr || len > mw->length ||
+	      iova - mw->addr > mw->length - len)))
 		goto out;
 	if (refcount_inc_not_zero(&mw->mr->ref))
 		mr = mw->mr;

@@ -54,9 +54,31 @@
 #define SROCE_RECV_WQE_HDR	sizeof(struct rxe_recv_wqe)
 
 /* User ABI values newer than some supported kernels' headers. */
+#define SROCE_WR_FLUSH		14	/* IB_UVERBS_WR_FLUSH */
 #define SROCE_WR_ATOMIC_WRITE	15	/* IB_UVERBS_WR_ATOMIC_WRITE */
+#define SROCE_WC_FLUSH		8	/* IB_UVERBS_WC_FLUSH */
 #define SROCE_WC_ATOMIC_WRITE	9	/* IB_UVERBS_WC_ATOMIC_WRITE */
 #define SROCE_ATOMIC_WRITE_LEN	8
+
+/**
+ * struct sroce_flush_wr - the FLUSH variant of union wr in struct
+ * rxe_send_wr, which only 6.2+ headers declare (the layout is the same)
+ * @remote_addr: start of the range (selectivity level RANGE)
+ * @length: bytes of the range
+ * @rkey: the region or window
+ * @type: SROCE_FLUSH_GLOBAL and/or SROCE_FLUSH_PERSISTENT
+ * @level: SROCE_FLUSH_RANGE or SROCE_FLUSH_MR
+ */
+struct sroce_flush_wr {
+	__aligned_u64	remote_addr;
+	__u32		length;
+	__u32		rkey;
+	__u8		type;
+	__u8		level;
+};
+
+/* A length for sroce_mr_get(): the whole region or window, any address. */
+#define SROCE_LEN_WHOLE		U64_MAX
 
 /**
  * struct sroce_ucontext - a process's context on a device
@@ -371,6 +393,14 @@ struct sroce_swqe {
 	struct sroce_ah		*kah;
 	u64			atomic_orig;
 };
+
+/* The FLUSH fields of a send WQE with opcode SROCE_WR_FLUSH. */
+static inline const struct sroce_flush_wr *
+sroce_swqe_flush(const struct sroce_swqe *wqe)
+{
+	BUILD_BUG_ON(sizeof(struct sroce_flush_wr) > sizeof(wqe->wr.wr));
+	return (const struct sroce_flush_wr *)&wqe->wr.wr;
+}
 
 /**
  * struct sroce_rwqe - the kernel's private copy of a receive WQE

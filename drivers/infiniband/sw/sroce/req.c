@@ -26,6 +26,7 @@
 				 WR(RDMA_READ) | WR(ATOMIC_CMP_AND_SWP) |	\
 				 WR(ATOMIC_FETCH_AND_ADD) | WR(LOCAL_INV) |	\
 				 WR(SEND_WITH_INV) | WR(BIND_MW) |		\
+				 BIT(SROCE_WR_FLUSH) |				\
 				 BIT(SROCE_WR_ATOMIC_WRITE))
 #define SROCE_UC_WR_OPS		(WR(RDMA_WRITE) | WR(RDMA_WRITE_WITH_IMM) | \
 				 WR(SEND) | WR(SEND_WITH_IMM) |		\
@@ -49,19 +50,26 @@ static u32 sroce_wr_ops(enum ib_qp_type type)
 	}
 }
 
-/* Fast registration is for kernel consumers, on connected QPs. */
+/*
+ * Fast registration is for kernel consumers, on connected QPs; FLUSH has
+ * fields only in the user ABI's WQE.
+ */
 static bool sroce_wr_allowed(struct sroce_qp *qp, u32 opcode)
 {
 	if (opcode == IB_WR_REG_MR)
 		return !qp->is_user && qp->type != IB_QPT_UD;
+	if (opcode == SROCE_WR_FLUSH && !qp->is_user)
+		return false;
 	return opcode < 32 && (BIT(opcode) & sroce_wr_ops(qp->type));
 }
 
+/* Requests the responder answers with data: they need a READ/atomic slot. */
 static bool sroce_wr_is_rd_atomic(u32 opcode)
 {
 	return opcode == IB_UVERBS_WR_RDMA_READ ||
 	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
+	       opcode == SROCE_WR_FLUSH;
 }
 
 static bool sroce_wr_is_atomic(u32 opcode)
@@ -79,6 +87,20 @@ static enum ib_wc_status sroce_req_copy_data(struct sroce_qp *qp,
 	u64 length = 0;
 	u32 i, num_sge;
 
+	if (opcode == SROCE_WR_FLUSH) {
+		const struct sroce_flush_wr *flush = sroce_swqe_flush(wqe);
+
+		/* No data: the answer is an empty READ response. */
+		if (!flush->type ||
+		    (flush->type & ~(SROCE_FLUSH_GLOBAL |
+				     SROCE_FLUSH_PERSISTENT)) ||
+		    flush->level > SROCE_FLUSH_MR)
+			return IB_WC_LOC_QP_OP_ERR;
+		wqe->inline_data = false;
+		wqe->num_sge = 0;
+		wqe->length = 0;
+		return IB_WC_SUCCESS;
+	}
 	if (opcode == SROCE_WR_ATOMIC_WRITE) {
 		/* The 8 bytes travel in the slot, where inline data goes. */
 		if (READ_ONCE(uwqe->dma.length) != SROCE_ATOMIC_WRITE_LEN ||
@@ -423,6 +445,28 @@ static enum ib_wc_status sroce_req_send_atomic(struct sroce_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/* A FLUSH: one request, answered by an empty READ response. */
+static enum ib_wc_status sroce_req_send_flush(struct sroce_qp *qp,
+					      struct sroce_swqe *wqe)
+{
+	const struct sroce_flush_wr *flush = sroce_swqe_flush(wqe);
+	struct sroce_pkt pkt;
+
+	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_FLUSH, 0)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+		return IB_WC_GENERAL_ERR;
+	}
+	sroce_feth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_FETH), flush->type,
+			flush->level);
+	sroce_reth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_RETH),
+			flush->remote_addr, flush->rkey, flush->length);
+	pkt.bth.psn = wqe->first_psn;
+	pkt.bth.ackreq = true;
+	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+	qp->req_psn = sroce_psn_add(wqe->first_psn, 1);
+	return IB_WC_SUCCESS;
+}
+
 /* PSNs a WQE takes: one per packet (a READ: one per response packet). */
 static u32 sroce_req_npsn(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 {
@@ -490,6 +534,8 @@ static enum ib_wc_status sroce_req_step(struct sroce_qp *qp,
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return sroce_req_send_atomic(qp, wqe);
+	case SROCE_WR_FLUSH:
+		return sroce_req_send_flush(qp, wqe);
 	default:
 		return sroce_req_send_data(qp, wqe);
 	}

@@ -281,6 +281,56 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
 	sroce_resp_read_start(qp, res);
 }
 
+/*
+ * IBTA 1.5 FLUSH, global visibility: what earlier requests placed must be
+ * visible to every CPU and device. They were executed in order and their
+ * data stored before this request is, so a full barrier does it. The answer
+ * is a READ response without data, and a duplicate is simply answered
+ * again. Persistent placement is refused: no region is persistent memory.
+ */
+static void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
+			     const struct sroce_opcode_info *info, u32 psn,
+			     bool duplicate)
+{
+	const struct sroce_feth *feth = sroce_resp_hdr(skb, info,
+						       SROCE_HDR_FETH);
+	const struct sroce_reth *reth = sroce_resp_hdr(skb, info,
+						       SROCE_HDR_RETH);
+	u32 bits = be32_to_cpu(feth->bits);
+	u32 type = bits & SROCE_FETH_PLT_MASK;
+	u32 level = (bits & SROCE_FETH_SEL_MASK) >> SROCE_FETH_SEL_SHIFT;
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+
+	if (!type || (type & ~(SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT)) ||
+	    level > SROCE_FLUSH_MR) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return;
+	}
+	mr = type & SROCE_FLUSH_PERSISTENT ? NULL :
+	     sroce_mr_get(qp->sdev, be32_to_cpu(reth->rkey), qp->ibqp.pd,
+			  SROCE_ACCESS_FLUSH, be64_to_cpu(reth->va),
+			  level == SROCE_FLUSH_MR ? SROCE_LEN_WHOLE :
+						    be32_to_cpu(reth->len), qp);
+	if (!mr) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+		return;
+	}
+	sroce_mr_put(mr);
+	/* The stores of earlier requests, before the answer saying so. */
+	smp_mb();
+
+	res = sroce_resp_new_res(qp);
+	res->psn = psn;
+	res->next_psn = psn;
+	res->last_psn = psn;
+	if (!duplicate) {
+		qp->epsn = sroce_psn_add(psn, 1);
+		qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+	}
+	sroce_resp_read_start(qp, res);
+}
+
 static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 {
 	struct sroce_atmack *ack;
@@ -365,6 +415,11 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
 	if (info->flags & SROCE_OPF_READ) {
 		/* Reading again is harmless; the rkey is checked again. */
 		sroce_resp_read(qp, skb, info, psn, true);
+		return;
+	}
+	if (info->flags & SROCE_OPF_FLUSH) {
+		/* Flushing again is harmless too. */
+		sroce_resp_flush(qp, skb, info, psn, true);
 		return;
 	}
 	if (info->flags & SROCE_OPF_ATOMIC) {
@@ -825,6 +880,8 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_atomic(qp, skb, bth, info, psn);
 	else if (info->flags & SROCE_OPF_ATOMIC_WRITE)
 		sroce_resp_atomic_write(qp, skb, info, psn, payload);
+	else if (info->flags & SROCE_OPF_FLUSH)
+		sroce_resp_flush(qp, skb, info, psn, false);
 	else
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 

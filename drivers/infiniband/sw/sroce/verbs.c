@@ -37,6 +37,7 @@ void sroce_init_attrs(struct sroce_dev *sdev)
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 SROCE_DEVICE_ATOMIC_WRITE |
+				 SROCE_DEVICE_FLUSH |
 				 IB_DEVICE_PORT_ACTIVE_EVENT;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
 	/* Implicit (whole address space) regions are not supported. */
