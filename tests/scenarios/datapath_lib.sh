@@ -159,6 +159,17 @@ dp_tap_tool() {
 	rm -f "$out"
 }
 
+# dp_tap_tool_gids LIMIT TOOL ARGS...: dp_tap_tool over the client's device
+# through its IPv4 GID, then its IPv6 GID ("-d DEV -g GIDX" follow ARGS).
+dp_tap_tool_gids() {
+	local limit=$1 tool=$2
+	shift 2
+	dp_tap_tool "IPv4 GID" "$limit" "$tool" "$@" -d "$DP_CLI_DEV" \
+		-g "$DP_CLI_GID4"
+	dp_tap_tool "IPv6 GID" "$limit" "$tool" "$@" -d "$DP_CLI_DEV" \
+		-g "$DP_CLI_GID6"
+}
+
 # dp_stats DEV: the device's non-zero counters, one "name value" a line.
 dp_stats() {
 	rdma statistic show link "$1/1" | tr ' ' '\n' | paste - - | awk 'NR > 1 && $2 != 0'

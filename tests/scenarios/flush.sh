@@ -17,6 +17,5 @@
 tool=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/flush_verbs.py
 
 dp_setup
-dp_tap_tool "IPv4 GID" 300 "$tool" -d "$DP_CLI_DEV" -g "$DP_CLI_GID4"
-dp_tap_tool "IPv6 GID" 300 "$tool" -d "$DP_CLI_DEV" -g "$DP_CLI_GID6"
+dp_tap_tool_gids 300 "$tool"
 done_testing

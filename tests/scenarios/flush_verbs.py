@@ -14,7 +14,6 @@ ordinary WRITE after it: librxe takes the ring's producer index from the
 ring, where the tool advanced it.
 """
 
-import argparse
 import ctypes
 import os
 import struct
@@ -25,7 +24,8 @@ from pyverbs.mr import MR
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
 
-from verbs_lib import Loopback, pattern, poll_one, rc_rts_attr, tap, tap_done
+from verbs_lib import (Loopback, pattern, poll_one, rc_rts_attr, tap,
+                       tap_done, tool_args)
 
 WR_FLUSH = 14
 WC_FLUSH = 8
@@ -253,11 +253,8 @@ def check_errors(b):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("-d", required=True)
-    ap.add_argument("-g", type=int, required=True)
-    args = ap.parse_args()
-    b = Bench(args.d, args.g)
+    args = tool_args(__doc__)
+    b = Bench(args.dev, args.gid_index)
     check_caps(b)
     check_flush(b)
     check_errors(b)

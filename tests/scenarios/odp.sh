@@ -22,8 +22,6 @@ tool=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/odp_verbs.py
 dp_setup
 # A slow (debug) kernel races fewer rounds, and takes the pages away as
 # often relative to its speed.
-args=(-d "$DP_CLI_DEV" --rounds $((200 / SROCE_SLOW + 20))
-      --zap-us $((500 * SROCE_SLOW)))
-dp_tap_tool "IPv4 GID" 300 "$tool" "${args[@]}" -g "$DP_CLI_GID4"
-dp_tap_tool "IPv6 GID" 300 "$tool" "${args[@]}" -g "$DP_CLI_GID6"
+dp_tap_tool_gids 300 "$tool" --rounds $((200 / SROCE_SLOW + 20)) \
+	--zap-us $((500 * SROCE_SLOW))
 done_testing

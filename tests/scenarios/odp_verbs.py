@@ -14,7 +14,6 @@ leaves the region's addresses with nothing behind them. Every transfer's
 payload is checked byte by byte.
 """
 
-import argparse
 import ctypes
 import subprocess
 import sys
@@ -28,7 +27,8 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-from verbs_lib import Loopback, pattern, poll_one, rc_rts_attr, tap, tap_done
+from verbs_lib import (Loopback, pattern, poll_one, rc_rts_attr, tap,
+                       tap_done, tool_args)
 
 SIZE = 256 * 1024
 MSG = 64 * 1024
@@ -325,18 +325,15 @@ def check_unmapped(b, dev):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("-d", required=True)
-    ap.add_argument("-g", type=int, required=True)
-    ap.add_argument("--rounds", type=int, default=200)
-    ap.add_argument("--zap-us", type=int, default=500,
-                    help="pause between two takings of the pages")
-    args = ap.parse_args()
-    b = Bench(args.d, args.g)
+    args = tool_args(__doc__, (
+        (("--rounds",), {"type": int, "default": 200}),
+        (("--zap-us",), {"type": int, "default": 500,
+                         "help": "pause between two takings of the pages"})))
+    b = Bench(args.dev, args.gid_index)
     check_caps(b)
-    check_traffic(b, args.d)
-    check_race(b, args.d, args.rounds, args.zap_us)
-    check_unmapped(b, args.d)
+    check_traffic(b, args.dev)
+    check_race(b, args.dev, args.rounds, args.zap_us)
+    check_unmapped(b, args.dev)
     return tap_done()
 
 

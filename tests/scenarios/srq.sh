@@ -18,6 +18,5 @@
 tool=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/srq_verbs.py
 
 dp_setup
-dp_tap_tool "IPv4 GID" 120 "$tool" -d "$DP_CLI_DEV" -g "$DP_CLI_GID4"
-dp_tap_tool "IPv6 GID" 120 "$tool" -d "$DP_CLI_DEV" -g "$DP_CLI_GID6"
+dp_tap_tool_gids 120 "$tool"
 done_testing

@@ -11,7 +11,6 @@ WQE it must have landed in: SRQ WQEs are taken in the order they were
 posted, whichever QP receives.
 """
 
-import argparse
 import errno
 import os
 import select
@@ -26,7 +25,8 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-from verbs_lib import Loopback, pattern, poll_one, rc_rts_attr, tap, tap_done
+from verbs_lib import (Loopback, pattern, poll_one, rc_rts_attr, tap,
+                       tap_done, tool_args)
 
 SLOT = 2048          # receive buffer per WQE
 SLOTS = 64
@@ -287,10 +287,7 @@ def test_xrc(b):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("-d", "--dev", required=True)
-    p.add_argument("-g", "--gid-index", type=int, required=True)
-    args = p.parse_args()
+    args = tool_args(__doc__)
     try:
         b = Bench(args.dev, args.gid_index)
     except (PyverbsError, PyverbsRDMAError) as exc:

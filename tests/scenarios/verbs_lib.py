@@ -2,6 +2,7 @@
 """pyverbs helpers shared by the scenario tools (srq_verbs.py, odp_verbs.py,
 scale_mr.py): TAP output, payload patterns, QP attributes."""
 
+import argparse
 import sys
 import time
 
@@ -31,6 +32,18 @@ def rc_rts_attr(dgid, gidx, dest_qpn, access=0):
     gr = GlobalRoute(dgid=dgid, sgid_index=gidx, hop_limit=64)
     attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
     return attr
+
+
+def tool_args(doc, more=()):
+    """The command line of a tool on one device: -d DEV -g GIDX, then the
+    (flags, keyword arguments) pairs of more; doc's first paragraph is the
+    description."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("-d", "--dev", required=True)
+    ap.add_argument("-g", "--gid-index", type=int, required=True)
+    for flags, kwargs in more:
+        ap.add_argument(*flags, **kwargs)
+    return ap.parse_args()
 
 
 _counts = {"pass": 0, "fail": 0}
