@@ -19,23 +19,6 @@ static const u32 sroce_rnr_usecs[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-/*
- * Requests answered by READ responses (a FLUSH by one without data) or by
- * atomic ACKs.
- */
-static bool sroce_is_rd_atomic(const struct sroce_swqe *wqe)
-{
-	switch (wqe->wr.opcode) {
-	case IB_UVERBS_WR_RDMA_READ:
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-	case SROCE_WR_FLUSH:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static bool sroce_is_read_resp_wqe(const struct sroce_swqe *wqe)
 {
 	return wqe->wr.opcode == IB_UVERBS_WR_RDMA_READ ||
@@ -219,7 +202,7 @@ static void sroce_comp_seek(struct sroce_qp *qp, u32 psn)
 		if (wqe->state == SROCE_SWQE_DONE)
 			continue;
 		wqe->state = SROCE_SWQE_PENDING;
-		if (sroce_is_rd_atomic(wqe))
+		if (sroce_swqe_is_rd_atomic(wqe))
 			qp->rd_atomic_out++;
 	}
 	n = sroce_queue_count(&qp->sq, qp->sq_seen, idx);
@@ -231,7 +214,7 @@ static void sroce_comp_seek(struct sroce_qp *qp, u32 psn)
 		struct sroce_swqe *wqe = &qp->swqe[idx];
 
 		wqe->state = SROCE_SWQE_SENDING;
-		if (!sroce_is_rd_atomic(wqe))
+		if (!sroce_swqe_is_rd_atomic(wqe))
 			wqe->sent = sroce_psn_diff(psn, wqe->first_psn) *
 				    qp->mtu;
 		else if (wqe->wr.opcode != IB_UVERBS_WR_RDMA_READ)
@@ -272,7 +255,7 @@ static bool sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 			continue;
 		if (sroce_psn_diff(wqe->last_psn, psn) > 0)
 			break;
-		if (sroce_is_rd_atomic(wqe)) {
+		if (sroce_swqe_is_rd_atomic(wqe)) {
 			/*
 			 * Responses sent before the responder saw our
 			 * re-request keep coming: ask once, until progress.
@@ -444,7 +427,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
 	idx = sroce_comp_find(qp, psn, &found);
 	wqe = &qp->swqe[idx];
 	if (!found || wqe->state != SROCE_SWQE_PENDING ||
-	    !sroce_is_rd_atomic(wqe) || sroce_is_read_resp_wqe(wqe)) {
+	    !sroce_swqe_is_rd_atomic(wqe) || sroce_is_read_resp_wqe(wqe)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		return;
 	}

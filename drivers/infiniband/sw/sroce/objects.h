@@ -394,6 +394,23 @@ struct sroce_swqe {
 	u64			atomic_orig;
 };
 
+/*
+ * Requests the responder answers with data, READ responses (a FLUSH: one
+ * without data) or an atomic ACK: each takes one of the READ/atomic slots.
+ */
+static inline bool sroce_swqe_is_rd_atomic(const struct sroce_swqe *wqe)
+{
+	switch (wqe->wr.opcode) {
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case SROCE_WR_FLUSH:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The FLUSH fields of a send WQE with opcode SROCE_WR_FLUSH. */
 static inline const struct sroce_flush_wr *
 sroce_swqe_flush(const struct sroce_swqe *wqe)

@@ -63,15 +63,6 @@ static bool sroce_wr_allowed(struct sroce_qp *qp, u32 opcode)
 	return opcode < 32 && (BIT(opcode) & sroce_wr_ops(qp->type));
 }
 
-/* Requests the responder answers with data: they need a READ/atomic slot. */
-static bool sroce_wr_is_rd_atomic(u32 opcode)
-{
-	return opcode == IB_UVERBS_WR_RDMA_READ ||
-	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
-	       opcode == SROCE_WR_FLUSH;
-}
-
 static bool sroce_wr_is_atomic(u32 opcode)
 {
 	return opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
@@ -513,7 +504,7 @@ static bool sroce_req_may_start(struct sroce_qp *qp, struct sroce_swqe *wqe)
 		return false;
 	if ((wqe->wr.send_flags & IB_SEND_FENCE) && qp->rd_atomic_out)
 		return false;
-	if (sroce_wr_is_rd_atomic(wqe->wr.opcode) &&
+	if (sroce_swqe_is_rd_atomic(wqe) &&
 	    qp->rd_atomic_out >= qp->max_rd_atomic)
 		return false;
 	return true;
@@ -550,13 +541,13 @@ static void sroce_req_sent_all(struct sroce_qp *qp, struct sroce_swqe *wqe)
 		return;
 	}
 	wqe->state = SROCE_SWQE_PENDING;
-	if (sroce_wr_is_rd_atomic(wqe->wr.opcode))
+	if (sroce_swqe_is_rd_atomic(wqe))
 		qp->rd_atomic_out++;
 }
 
 static bool sroce_req_all_sent(struct sroce_qp *qp, struct sroce_swqe *wqe)
 {
-	return sroce_wr_is_rd_atomic(wqe->wr.opcode) ||
+	return sroce_swqe_is_rd_atomic(wqe) ||
 	       wqe->sent >= wqe->length;
 }
 
