@@ -154,6 +154,9 @@ trap 'echo "# interrupted" ; exit 130' INT TERM
 # appeared, and why the VMs were stopped.
 declare -A seen_begin seen_end
 kill_reason=
+boot_crashed=
+# What marks a kernel report on a console.
+BOOT_REPORT_RE='(BUG:|Kernel panic|general protection fault)'
 boot_seq=0
 
 # limit NAME: the scenario's timeout in seconds on this kernel.
@@ -174,7 +177,7 @@ run_boot() {
 	for name in "${list[@]}"; do
 		echo "$name $(limit "$name") ${s_file[$name]}"
 	done >"$bootdir/scenarios"
-	seen_begin=() seen_end=() kill_reason=
+	seen_begin=() seen_end=() kill_reason= boot_crashed=
 
 	vm_lock
 	t0=$SECONDS
@@ -206,6 +209,13 @@ run_boot() {
 				ready_note+=" $r: $(awk -v a="$t0r" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
 			fi
 			[ -e "$bootdir/$r/alldone" ] && done_r[$r]=1
+			# Before "ready" no scenario has loaded sroce: a kernel
+			# report then is the kernel's or the emulator's.
+			if [ -z "${ready[$r]:-}" ] && [ -z "$kill_reason" ] &&
+			   grep -qsE -m1 "$BOOT_REPORT_RE" "$bootdir/console-$r.log"; then
+				kill_reason="VM $r: kernel report while booting, before sroce was loaded"
+				boot_crashed=1
+			fi
 			cur=
 			last_end=
 			for name in "${list[@]}"; do
@@ -412,7 +422,7 @@ fail_scenario() {
 # run_group KNAME TOPO NAME...: run scenarios in as few boots as a clean
 # kernel allows.
 run_group() {
-	local k=$1 topo=$2 name bootdir started r
+	local k=$1 topo=$2 name bootdir started r reboots=0
 	shift 2
 	local -a pending=("$@") rest
 
@@ -442,6 +452,12 @@ run_group() {
 			fi
 		done
 		report_boot_kmemleak "$k" "$bootdir" "$topo"
+		if [ $started = 0 ] && [ -n "$boot_crashed" ] && [ $reboots = 0 ]; then
+			reboots=1
+			note "$k: boot $boot_seq: the kernel failed before any scenario ran; booting once more"
+			grep -h -m1 -E -A12 "$BOOT_REPORT_RE" "$bootdir"/console-*.log | sed 's/^/#   /'
+			continue
+		fi
 		if [ $started = 0 ]; then
 			for name in "${pending[@]}"; do
 				fail_scenario "$k" "$name" "$topo" \
