@@ -11,7 +11,7 @@
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-SUITES=(sroce_icrc sroce_hdr sroce_psn sroce_opcode)
+SUITES=(sroce_icrc sroce_hdr sroce_psn sroce_opcode sroce_rto)
 KUNIT_DIR=/sys/kernel/debug/kunit
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 

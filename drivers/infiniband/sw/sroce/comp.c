@@ -108,14 +108,6 @@ void sroce_comp_retire(struct sroce_qp *qp)
 	}
 }
 
-static unsigned long sroce_comp_timeout(struct sroce_qp *qp)
-{
-	/* 4.096 us << timeout (IBTA 9.7.6.1.3), at least two ticks. */
-	u64 usecs = (4096ULL << qp->timeout) / 1000;
-
-	return max_t(unsigned long, usecs_to_jiffies(usecs), 2);
-}
-
 static bool sroce_comp_outstanding(struct sroce_qp *qp)
 {
 	return qp->una_psn != qp->req_psn;
@@ -134,7 +126,7 @@ void sroce_comp_arm_retrans(struct sroce_qp *qp)
 	}
 	if (!timer_pending(&qp->retrans_timer))
 		mod_timer(&qp->retrans_timer,
-			  jiffies + sroce_comp_timeout(qp));
+			  jiffies + sroce_rto_interval(qp));
 }
 
 static void sroce_comp_progress(struct sroce_qp *qp, u32 psn)
@@ -144,12 +136,13 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 psn)
 
 	if (acked > 0) {
 		qp->una_psn = next;
+		sroce_rto_acked(qp, next);
 		qp->read_rewound = false;
 		qp->cwnd = min_t(u32, qp->cwnd + acked, SROCE_WINDOW_MAX);
 		qp->retries = qp->retry_cnt;
 		if (qp->timeout && sroce_comp_outstanding(qp))
 			mod_timer(&qp->retrans_timer,
-				  jiffies + sroce_comp_timeout(qp));
+				  jiffies + sroce_rto_interval(qp));
 	}
 }
 
@@ -223,6 +216,7 @@ static void sroce_comp_seek(struct sroce_qp *qp, u32 psn)
 	qp->sq_next = idx;
 	qp->req_psn = psn;
 	qp->pkts_since_ackreq = 0;
+	sroce_rto_rewound(qp);
 	sroce_stat_inc(qp->sdev, SROCE_STAT_COMPLETER_RETRY);
 }
 
@@ -609,6 +603,7 @@ void sroce_retrans_timer(struct timer_list *t)
 	qp->retries--;
 	qp->read_rewound = false;
 	qp->cwnd = SROCE_WINDOW_MIN;
+	sroce_rto_expired(qp);
 	sroce_comp_rewind(qp, qp->una_psn);
 	/*
 	 * Resend from the work item: many QPs timing out at once must not

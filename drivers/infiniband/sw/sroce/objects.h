@@ -8,6 +8,7 @@
 #define _SROCE_OBJECTS_H
 
 #include <linux/completion.h>
+#include <linux/ktime.h>
 #include <linux/refcount.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
@@ -18,6 +19,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
+#include <sroce/rto.h>
 #include <sroce/wire.h>
 #include "queue.h"
 #include "sroce.h"
@@ -535,6 +537,11 @@ struct sroce_rd_res {
  * @cwnd: the current window, see SROCE_WINDOW_MAX
  * @rd_atomic_out: READ/atomic requests outstanding
  * @retries: transport retries left
+ * @backoff: retransmission timeouts in a row without progress
+ * @rtt_timing: a round trip is being timed, that of @rtt_psn
+ * @rtt_psn: the request PSN being timed, sent once only
+ * @rtt_start: when it was sent
+ * @rtt: the round-trip estimate, see rto.c
  * @rnr_retries: RNR retries left
  * @retrans_timer: local ACK timeout
  * @rnr_timer: RNR back-off
@@ -636,6 +643,11 @@ struct sroce_qp {
 	u32			rd_atomic_out;
 	u8			retries;
 	u8			rnr_retries;
+	u8			backoff;
+	bool			rtt_timing;
+	u32			rtt_psn;
+	ktime_t			rtt_start;
+	struct sroce_rtt	rtt;
 	struct timer_list	retrans_timer;
 	struct timer_list	rnr_timer;
 	bool			rnr_wait;
@@ -779,6 +791,14 @@ void sroce_comp_replay(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_retrans_timer(struct timer_list *t);
 void sroce_rnr_timer(struct timer_list *t);
 void sroce_comp_arm_retrans(struct sroce_qp *qp);
+
+/* rto.c */
+void sroce_rto_reset(struct sroce_qp *qp);
+void sroce_rto_sent(struct sroce_qp *qp, u32 psn);
+void sroce_rto_rewound(struct sroce_qp *qp);
+void sroce_rto_acked(struct sroce_qp *qp, u32 una_psn);
+void sroce_rto_expired(struct sroce_qp *qp);
+unsigned long sroce_rto_interval(struct sroce_qp *qp);
 
 /* resp.c */
 void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,

@@ -335,6 +335,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	qp->req_miss_rewind = false;
 	qp->req_nofault = false;
 	qp->pkts_since_ackreq = 0;
+	sroce_rto_reset(qp);
 	sroce_queue_store_consumer(&qp->sq, 0);
 	/* A kernel consumer's posts are gone with the rest. */
 	if (!qp->is_user)
@@ -383,6 +384,7 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 		qp->retries = qp->retry_cnt;
 		qp->rnr_retries = qp->rnr_retry;
 		qp->cwnd = SROCE_WINDOW_MAX;
+		qp->backoff = 0;
 	}
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_bh(&qp->sq_lock);

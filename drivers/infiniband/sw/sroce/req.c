@@ -636,8 +636,12 @@ void sroce_req_run(struct sroce_qp *qp)
 			error = true;
 			break;
 		}
-		if (sroce_psn_diff(qp->req_psn, qp->sent_psn) > 0)
+		if (sroce_psn_diff(qp->req_psn, qp->sent_psn) > 0) {
 			qp->sent_psn = qp->req_psn;
+			if (qp->type == IB_QPT_RC)
+				sroce_rto_sent(qp, sroce_psn_add(qp->req_psn,
+								 -1));
+		}
 		if (sroce_req_all_sent(qp, wqe)) {
 			sroce_req_sent_all(qp, wqe);
 			qp->sq_next = sroce_queue_next(&qp->sq, idx);

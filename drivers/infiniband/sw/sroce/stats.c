@@ -10,6 +10,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_RX_PACKETS].name = "rx_packets",
 	[SROCE_STAT_TX_NO_ROUTE].name = "tx_no_route",
 	[SROCE_STAT_TX_NOMEM].name = "tx_nomem",
+	[SROCE_STAT_TX_QUEUE_FULL].name = "tx_queue_full",
 	[SROCE_STAT_RX_BAD_HEADER].name = "rx_bad_header",
 	[SROCE_STAT_RX_BAD_OPCODE].name = "rx_bad_opcode",
 	[SROCE_STAT_RX_BAD_ICRC].name = "rx_bad_icrc",

@@ -304,5 +304,9 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	}
 	if (err < 0)
 		return err;
-	return net_xmit_eval(err) ? -ENOBUFS : 0;
+	if (net_xmit_eval(err)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_QUEUE_FULL);
+		return -ENOBUFS;
+	}
+	return 0;
 }

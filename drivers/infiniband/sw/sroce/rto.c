@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The retransmission timeout of an RC requester.
+ *
+ * The QP's Local ACK Timeout (4.096 us << timeout, IBTA 9.7.6.1.3) is the
+ * least time the requester waits for an acknowledgment. It waits longer when
+ * the path is slower than that: a host that queues thousands of packets
+ * behind a busy CPU delays ACKs past a short timeout, and each go-back after
+ * such a timeout only adds to the queue. So the requester times one request
+ * per round trip, keeps a smoothed round-trip time and its deviation, and
+ * waits for the mean plus four deviations when that is longer than the
+ * QP's timeout (see sroce_rto_base_us()).
+ *
+ * Each timeout in a row without progress doubles the wait, twice at most, and
+ * a random quarter on top keeps the QPs that lost packets together from
+ * retrying together. The retry count keeps its meaning: after retry_cnt
+ * timeouts in a row without progress, the next one fails the WQE with
+ * RETRY_EXC_ERR.
+ */
+
+#include <linux/random.h>
+
+#include "objects.h"
+
+/* Timeouts in a row that still double the wait: up to four times. */
+#define SROCE_RTO_BACKOFF_MAX	2
+
+/**
+ * sroce_rto_reset() - forget the timing of an earlier connection
+ * @qp: an RC QP; sq_lock held
+ */
+void sroce_rto_reset(struct sroce_qp *qp)
+{
+	qp->backoff = 0;
+	qp->rtt_timing = false;
+	qp->rtt = (struct sroce_rtt){};
+}
+
+/**
+ * sroce_rto_sent() - note a request packet sent for the first time
+ * @qp: an RC QP; sq_lock held
+ * @psn: the last PSN the packet uses
+ *
+ * Only one packet per round trip is timed, and only one never sent before:
+ * the answer to a retransmitted one may be to its first copy.
+ */
+void sroce_rto_sent(struct sroce_qp *qp, u32 psn)
+{
+	if (qp->rtt_timing)
+		return;
+	qp->rtt_timing = true;
+	qp->rtt_psn = psn;
+	qp->rtt_start = ktime_get();
+}
+
+/**
+ * sroce_rto_rewound() - the requester went back: stop timing
+ * @qp: an RC QP; sq_lock held
+ */
+void sroce_rto_rewound(struct sroce_qp *qp)
+{
+	qp->rtt_timing = false;
+}
+
+/**
+ * sroce_rto_acked() - requests before @una_psn were acknowledged
+ * @qp: an RC QP; sq_lock held
+ * @una_psn: the new oldest unacknowledged PSN
+ */
+void sroce_rto_acked(struct sroce_qp *qp, u32 una_psn)
+{
+	qp->backoff = 0;
+	if (qp->rtt_timing && sroce_psn_diff(una_psn, qp->rtt_psn) > 0) {
+		s64 us = ktime_us_delta(ktime_get(), qp->rtt_start);
+
+		qp->rtt_timing = false;
+		sroce_rtt_sample(&qp->rtt, clamp_t(s64, us, 0, U32_MAX));
+	}
+}
+
+/**
+ * sroce_rto_expired() - the retransmission timer fired
+ * @qp: an RC QP; sq_lock held
+ */
+void sroce_rto_expired(struct sroce_qp *qp)
+{
+	if (qp->backoff < SROCE_RTO_BACKOFF_MAX)
+		qp->backoff++;
+	qp->rtt_timing = false;
+}
+
+/**
+ * sroce_rto_interval() - how long to wait for an acknowledgment
+ * @qp: an RC QP with a timeout; sq_lock held
+ *
+ * Return: the wait in jiffies, at least two.
+ */
+unsigned long sroce_rto_interval(struct sroce_qp *qp)
+{
+	u64 us = sroce_rto_base_us(qp->timeout, &qp->rtt);
+	unsigned long j;
+
+	j = usecs_to_jiffies(min_t(u64, us, UINT_MAX));
+	j = max(j, 2UL);
+	if (j > MAX_JIFFY_OFFSET >> (SROCE_RTO_BACKOFF_MAX + 1))
+		return MAX_JIFFY_OFFSET;
+	j <<= qp->backoff;
+	return j + get_random_u32_below(min_t(unsigned long, j / 4,
+					      U32_MAX - 1) + 1);
+}
