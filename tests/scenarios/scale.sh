@@ -24,12 +24,26 @@ res_count() {
 	rdma resource show "$2" 2>/dev/null | grep -w "$1" | grep -vc "lqpn 1 "
 }
 
+# stat_of DEV NAME: a counter of DEV's port.
+stat_of() {
+	dp_stats "$1" | awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }'
+}
+
 dp_setup
 qp0=$(res_count sroce0 qp) mr0=$(res_count sroce0 mr)
 
 dp_pair "ib_write_bw -q 1000: 1000 RC QPs, traffic on each" 900 \
 	ib_write_bw -d @DEV@ -x @GID4@ -p 18800 -q 1000 -s 1024 -n 20 -- \
 	ib_write_bw -d @DEV@ -x @GID4@ -p 18800 -q 1000 -s 1024 -n 20 @SRV4@
+# The QPs together stay within what the path between the two devices
+# queues: nothing is refused, so no QP waits out a timeout for a packet
+# lost before it left the host.
+for dev in sroce0 sroce1; do
+	diag "$dev: $(dp_stats "$dev" | paste -sd' ')"
+	expect_eq "$dev: no packet refused by the local queues" 0 \
+		"$(stat_of "$dev" tx_queue_full)"
+done
+expect_eq "no QP ran out of retries" 0 "$(stat_of sroce0 retry_exceeded)"
 
 mr_out=$(in_ns h1 timeout $((900 * SROCE_SLOW)) /usr/bin/python3 "$tool" \
 	-d sroce0 -g "$DP_CLI_GID4" -n 10000 2>&1)

@@ -592,6 +592,11 @@ void sroce_retrans_timer(struct timer_list *t)
 	if (READ_ONCE(qp->state) != IB_QPS_RTS || !sroce_comp_outstanding(qp) ||
 	    qp->rnr_wait)
 		goto out;
+	if (sroce_rto_defer(qp)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RETRANS_DEFERRED);
+		mod_timer(&qp->retrans_timer, jiffies + sroce_rto_interval(qp));
+		goto out;
+	}
 
 	sroce_stat_inc(qp->sdev, SROCE_STAT_RETRANS_TIMEOUT);
 	if (!qp->retries) {

@@ -538,6 +538,7 @@ struct sroce_rd_res {
  * @rd_atomic_out: READ/atomic requests outstanding
  * @retries: transport retries left
  * @backoff: retransmission timeouts in a row without progress
+ * @rto_deferred: timer expiries in a row put off by sroce_rto_defer()
  * @rtt_timing: a round trip is being timed, that of @rtt_psn
  * @rtt_psn: the request PSN being timed, sent once only
  * @rtt_start: when it was sent
@@ -595,7 +596,10 @@ struct sroce_rd_res {
  * @req_work: restarts the requester from a timer or a received ACK
  * @tx_inflight: packets of this QP handed to the IP layer and not yet freed
  *	(sent by the NIC, or dropped)
- * @tx_waiters: SROCE_TXW_* bits: who waits for @tx_inflight to go down
+ * @tx_waiters: SROCE_TXW_* bits: who waits for @tx_inflight, or the
+ *	device's, to go down
+ * @tx_wait_entry: entry in the device's list of QPs waiting to send; empty
+ *	when not on it
  * @resp_throttled: @resp_work waits for @tx_inflight to go down
  * @counters: per-QP error counts for diagnostics
  */
@@ -644,6 +648,7 @@ struct sroce_qp {
 	u8			retries;
 	u8			rnr_retries;
 	u8			backoff;
+	u8			rto_deferred;
 	bool			rtt_timing;
 	u32			rtt_psn;
 	ktime_t			rtt_start;
@@ -690,6 +695,7 @@ struct sroce_qp {
 	struct work_struct	req_work;
 	atomic_t		tx_inflight;
 	unsigned long		tx_waiters;
+	struct list_head	tx_wait_entry;
 	bool			resp_throttled;
 };
 
@@ -798,6 +804,7 @@ void sroce_rto_sent(struct sroce_qp *qp, u32 psn);
 void sroce_rto_rewound(struct sroce_qp *qp);
 void sroce_rto_acked(struct sroce_qp *qp, u32 una_psn);
 void sroce_rto_expired(struct sroce_qp *qp);
+bool sroce_rto_defer(struct sroce_qp *qp);
 unsigned long sroce_rto_interval(struct sroce_qp *qp);
 
 /* resp.c */
@@ -850,5 +857,7 @@ static inline u32 sroce_skb_payload(const struct sk_buff *skb,
 }
 
 bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter);
+bool sroce_tx_held(struct sroce_qp *qp);
+void sroce_tx_unwait(struct sroce_qp *qp);
 
 #endif /* _SROCE_OBJECTS_H */

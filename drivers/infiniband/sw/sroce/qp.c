@@ -117,6 +117,7 @@ static void sroce_qp_init_state(struct sroce_qp *qp)
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
 	INIT_WORK(&qp->req_work, sroce_req_work);
 	skb_queue_head_init(&qp->resp_backlog);
+	INIT_LIST_HEAD(&qp->tx_wait_entry);
 	qp->state = IB_QPS_RESET;
 	qp->mtu = 256;
 	qp->max_rd_atomic = 1;
@@ -504,6 +505,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_bh(&qp->sq_lock);
 	mutex_unlock(&qp->attr_lock);
+	sroce_tx_unwait(qp);
 
 	xa_erase(&sdev->qps, qp->ibqp.qp_num);
 	sroce_qp_put(qp);

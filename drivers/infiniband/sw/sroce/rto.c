@@ -25,6 +25,9 @@
 /* Timeouts in a row that still double the wait: up to four times. */
 #define SROCE_RTO_BACKOFF_MAX	2
 
+/* Expiries in a row put off while the requester's packets are still here. */
+#define SROCE_RTO_DEFER_MAX	64
+
 /**
  * sroce_rto_reset() - forget the timing of an earlier connection
  * @qp: an RC QP; sq_lock held
@@ -32,6 +35,7 @@
 void sroce_rto_reset(struct sroce_qp *qp)
 {
 	qp->backoff = 0;
+	qp->rto_deferred = 0;
 	qp->rtt_timing = false;
 	qp->rtt = (struct sroce_rtt){};
 }
@@ -70,6 +74,7 @@ void sroce_rto_rewound(struct sroce_qp *qp)
 void sroce_rto_acked(struct sroce_qp *qp, u32 una_psn)
 {
 	qp->backoff = 0;
+	qp->rto_deferred = 0;
 	if (qp->rtt_timing && sroce_psn_diff(una_psn, qp->rtt_psn) > 0) {
 		s64 us = ktime_us_delta(ktime_get(), qp->rtt_start);
 
@@ -86,7 +91,28 @@ void sroce_rto_expired(struct sroce_qp *qp)
 {
 	if (qp->backoff < SROCE_RTO_BACKOFF_MAX)
 		qp->backoff++;
+	qp->rto_deferred = 0;
 	qp->rtt_timing = false;
+}
+
+/**
+ * sroce_rto_defer() - whether the timer that fired is to wait once more
+ * @qp: an RC QP; sq_lock held
+ *
+ * The timer measures the network and the peer. While the requester's
+ * packets are still in this host's queues, or it waits for room in them
+ * (sroce_tx_held()), an answer cannot have come yet and a go-back would
+ * only queue the same requests again. Only so many times in a row, though:
+ * a netdev that never frees its packets must not hide a dead peer.
+ *
+ * Return: true when the expiry is put off: no retry is used up.
+ */
+bool sroce_rto_defer(struct sroce_qp *qp)
+{
+	if (qp->rto_deferred >= SROCE_RTO_DEFER_MAX || !sroce_tx_held(qp))
+		return false;
+	qp->rto_deferred++;
+	return true;
 }
 
 /**
