@@ -600,6 +600,8 @@ struct sroce_rd_res {
  *	device's, to go down
  * @tx_wait_entry: entry in the device's list of QPs waiting to send; empty
  *	when not on it
+ * @tx_wait_closed: the QP is being destroyed and may not join that list
+ *	again; under the device's tx_wait_lock
  * @resp_throttled: @resp_work waits for @tx_inflight to go down
  * @counters: per-QP error counts for diagnostics
  */
@@ -696,6 +698,7 @@ struct sroce_qp {
 	atomic_t		tx_inflight;
 	unsigned long		tx_waiters;
 	struct list_head	tx_wait_entry;
+	bool			tx_wait_closed;
 	bool			resp_throttled;
 };
 

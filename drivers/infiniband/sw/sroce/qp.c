@@ -505,7 +505,6 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_bh(&qp->sq_lock);
 	mutex_unlock(&qp->attr_lock);
-	sroce_tx_unwait(qp);
 
 	xa_erase(&sdev->qps, qp->ibqp.qp_num);
 	sroce_qp_put(qp);
@@ -516,6 +515,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 */
 	synchronize_rcu();
 
+	/* Out of the device's line first: it would queue the work again. */
+	sroce_tx_unwait(qp);
 	/* Timers and work check the state, so they do not re-arm now. */
 	del_timer_sync(&qp->retrans_timer);
 	del_timer_sync(&qp->rnr_timer);

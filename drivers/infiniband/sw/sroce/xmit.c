@@ -246,6 +246,11 @@ static bool sroce_dev_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
 	if (atomic_read(&sdev->tx_inflight) < SROCE_DEV_TX_INFLIGHT_HIGH)
 		return false;
 	spin_lock_irqsave(&sdev->tx_wait_lock, flags);
+	if (qp->tx_wait_closed) {
+		/* Being destroyed: nothing more is to be sent. */
+		spin_unlock_irqrestore(&sdev->tx_wait_lock, flags);
+		return true;
+	}
 	set_bit(waiter, &qp->tx_waiters);
 	if (list_empty(&qp->tx_wait_entry))
 		list_add_tail(&qp->tx_wait_entry, &sdev->tx_wait);
@@ -306,7 +311,11 @@ bool sroce_tx_held(struct sroce_qp *qp)
 
 /**
  * sroce_tx_unwait() - take @qp out of its device's line of waiting senders
- * @qp: a QP being destroyed; none of its work items may queue itself again
+ * for good
+ * @qp: a QP being destroyed
+ *
+ * Afterwards no packet of another QP wakes @qp's work items, and they do
+ * not join the line again; the caller then cancels them.
  *
  * Context: process or softirq.
  */
@@ -316,6 +325,7 @@ void sroce_tx_unwait(struct sroce_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&sdev->tx_wait_lock, flags);
+	qp->tx_wait_closed = true;
 	list_del_init(&qp->tx_wait_entry);
 	spin_unlock_irqrestore(&sdev->tx_wait_lock, flags);
 }
