@@ -112,7 +112,7 @@ header() {
 	head -n 40 "$1" | sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" | head -n1 | sed 's/[[:space:]]*$//'
 }
 
-declare -A s_file s_topo s_kernels s_timeout s_requires s_isolate
+declare -A s_file s_topo s_kernels s_timeout s_requires s_isolate s_vcpus
 names=()
 for f in "$scen_dir"/*.sh; do
 	[ -f "$f" ] || continue
@@ -129,13 +129,14 @@ for f in "$scen_dir"/*.sh; do
 	s_timeout[$name]=$(header "$f" timeout)
 	s_requires[$name]=$(header "$f" requires)
 	s_isolate[$name]=$(header "$f" isolate)
+	s_vcpus[$name]=$(header "$f" vcpus)
 done
 
 if [ $list_only = 1 ]; then
 	for name in "${names[@]}"; do
-		printf '%-20s topology=%s kernels=%s timeout=%s requires=%s isolate=%s\n' "$name" \
+		printf '%-20s topology=%s kernels=%s timeout=%s requires=%s isolate=%s vcpus=%s\n' "$name" \
 			"${s_topo[$name]}" "${s_kernels[$name]:-all}" "${s_timeout[$name]:-180}" \
-			"${s_requires[$name]:--}" "${s_isolate[$name]:-no}"
+			"${s_requires[$name]:--}" "${s_isolate[$name]:-no}" "${s_vcpus[$name]:-1}"
 	done
 	exit 0
 fi
@@ -173,6 +174,10 @@ run_boot() {
 	declare -A ready=() done_r=()
 
 	[ "$topo" = twovm ] && roles=(a b)
+	# A group shares one vCPU count (run_kernel groups by it); vm_start
+	# reads it.
+	# shellcheck disable=SC2034
+	VM_SMP=${s_vcpus[${list[0]}]:-1}
 	mkdir -p "$bootdir/sync"
 	for name in "${list[@]}"; do
 		echo "$name $(limit "$name") ${s_file[$name]}"
@@ -420,16 +425,20 @@ fail_scenario() {
 }
 
 # run_group KNAME TOPO NAME...: run scenarios in as few boots as a clean
-# kernel allows.
+# kernel allows. They share one vCPU count.
 run_group() {
-	local k=$1 topo=$2 name bootdir started r reboots=0
+	local k=$1 topo=$2 name bootdir started r reboots=0 smp what
 	shift 2
 	local -a pending=("$@") rest
 
+	smp=${s_vcpus[$1]:-1}
+	what=$topo
+	[ "$smp" = 1 ] || what+=", $smp vCPUs"
 	while [ ${#pending[@]} -gt 0 ]; do
 		boot_seq=$((boot_seq + 1))
 		bootdir=$out/$k/$(printf '%02d' $boot_seq)-$topo
-		note "$k: boot $boot_seq ($topo): ${pending[*]}"
+		[ "$smp" = 1 ] || bootdir+=-smp$smp
+		note "$k: boot $boot_seq ($what): ${pending[*]}"
 		local t0=$SECONDS
 		run_boot "$bootdir" "$topo" "${pending[@]}"
 		note "$k: boot $boot_seq took $((SECONDS - t0)) s"
@@ -473,8 +482,9 @@ run_group() {
 
 # run_kernel KNAME
 run_kernel() {
-	local k=$1 name topo m ko req why
-	local -a netns_list=() twovm_list=() isolated=()
+	local k=$1 name topo m ko req why key
+	local -a isolated=() keys=()
+	local -A group=()
 
 	if ! vm_kernel "$k" 2>"$out/$k.err" || ! vm_initramfs 2>>"$out/$k.err"; then
 		for name in "${names[@]}"; do
@@ -509,17 +519,25 @@ run_kernel() {
 			continue
 			;;
 		esac
+		if ! [[ ${s_vcpus[$name]:-1} =~ ^[1-9][0-9]*$ ]]; then
+			fail_scenario "$k" "$name" "$topo" "bad 'vcpus: ${s_vcpus[$name]}' in ${s_file[$name]}"
+			continue
+		fi
 		if [ "${s_isolate[$name]}" = yes ]; then
 			isolated+=("$name")
-		elif [ "$topo" = netns ]; then
-			netns_list+=("$name")
-		else
-			twovm_list+=("$name")
+			continue
 		fi
+		# One boot per topology and vCPU count.
+		key="$topo ${s_vcpus[$name]:-1}"
+		[ -n "${group[$key]:-}" ] || keys+=("$key")
+		group[$key]+=" $name"
 	done
 
-	[ ${#netns_list[@]} -gt 0 ] && run_group "$k" netns "${netns_list[@]}"
-	[ ${#twovm_list[@]} -gt 0 ] && run_group "$k" twovm "${twovm_list[@]}"
+	[ ${#keys[@]} -gt 0 ] && mapfile -t keys < <(printf '%s\n' "${keys[@]}" | sort -k1,1 -k2,2n)
+	for key in "${keys[@]}"; do
+		# shellcheck disable=SC2086 # names are words
+		run_group "$k" "${key%% *}" ${group[$key]}
+	done
 	for name in "${isolated[@]}"; do
 		run_group "$k" "${s_topo[$name]}" "$name"
 	done

@@ -11,6 +11,9 @@
 #   # timeout: SECONDS            (default 180; scaled by 3 on the debug kernel)
 #   # requires: sroce             (fail at once when build/KVER/sroce.ko is missing)
 #   # isolate: yes                (boot a VM for this scenario alone)
+#   # vcpus: N                    (default 1: each VM of the topology boots
+#                                  with N vCPUs; scenarios with different
+#                                  counts never share a boot)
 #
 # Environment from the harness:
 #   ROLE          a or b (twovm; always a on netns)

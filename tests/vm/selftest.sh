@@ -46,6 +46,7 @@ wanted() {
 
 verdict boot must-pass
 verdict link must-pass
+verdict smp must-pass
 verdict crash must-fail
 verdict fail must-fail
 verdict hang must-fail
@@ -55,6 +56,8 @@ wanted crash "kernel log clean"
 wanted splat "completed"
 grep -qE "^not ok [0-9]+ - $kernel/splat/kernel log clean" <<<"$tap" ||
 	{ echo "selftest: the WARNING was not detected"; bad=1; }
+grep -qE "^# $kernel: boot [0-9]+ \(netns, 2 vCPUs\): smp$" <<<"$tap" ||
+	{ echo "selftest: smp did not get a 2-vCPU boot of its own"; bad=1; }
 grep -qE "^ok [0-9]+ - $kernel/fail/kernel log clean" <<<"$tap" ||
 	{ echo "selftest: fail's kernel log should be clean"; bad=1; }
 grep -qE '^[0-9]+ passed, [0-9]+ failed$' <<<"$(tail -n1 <<<"$tap")" ||

@@ -4,14 +4,15 @@
 # Boot an sroce test topology, run commands in it and print their output.
 #
 #   tests/vm/shell.sh --kernel 6.1|6.12|debug [--topo netns|twovm]
-#                     [--timeout SECONDS] [--out DIR] [--dmesg]
+#                     [--vcpus N] [--timeout SECONDS] [--out DIR] [--dmesg]
 #                     --cmd 'COMMANDS' [--cmd-b 'COMMANDS FOR VM b']
 #
 # The commands run as root in the guest (in each VM on twovm, with ROLE=a
 # or b) after the topology is set up, with tests/scenarios/lib.sh sourced:
 # h1/h2, barrier, put/get, ibv_attr, gid_table... are available; the
 # modules of build/KVER/ are staged, so `modprobe sroce` works. --cmd-b
-# gives VM b different commands. --dmesg also prints the kernel log.
+# gives VM b different commands. --vcpus boots each VM with N vCPUs
+# (default 1). --dmesg also prints the kernel log.
 # Exit status: that of the commands (of VM a on twovm).
 set -uo pipefail
 
@@ -20,7 +21,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/vm.sh"
 
 usage() {
-	sed -n '4,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '4,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
@@ -36,6 +37,7 @@ while [ $# -gt 0 ]; do
 	--kernel) kernel=${2:-}; shift 2 || usage ;;
 	--topo) topo=${2:-}; shift 2 || usage ;;
 	--timeout) timeout=${2:-}; shift 2 || usage ;;
+	--vcpus) VM_SMP=${2:-}; shift 2 || usage ;;
 	--out) out=${2:-}; shift 2 || usage ;;
 	--cmd) cmd=${2:-}; shift 2 || usage ;;
 	--cmd-b) cmd_b=${2:-}; shift 2 || usage ;;
@@ -48,6 +50,7 @@ if [ -z "$kernel" ] || [ -z "$cmd" ]; then
 	usage
 fi
 case $topo in netns | twovm) ;; *) usage ;; esac
+[[ ${VM_SMP:=1} =~ ^[1-9][0-9]*$ ]] || usage
 
 vm_kernel "$kernel" || exit 1
 vm_initramfs || exit 1

@@ -28,9 +28,10 @@
 #                           caller that already holds the lock exports
 #                           SROCE_VM_LOCK_HELD=1
 #   vm_start BOOTDIR TOPO ROLE [CMDLINE...]
-#                           starts one VM in the background; its pid is
-#                           appended to VM_PIDS; $SROCE_VM_APPEND is added
-#                           to every kernel command line
+#                           starts one VM in the background with $VM_SMP
+#                           vCPUs (default 1); its pid is appended to
+#                           VM_PIDS; $SROCE_VM_APPEND is added to every
+#                           kernel command line
 #   vm_start_topo BOOTDIR TOPO
 #                           starts the VMs of a topology (netns: a;
 #                           twovm: a and b joined by one virtio-net link)
@@ -271,7 +272,7 @@ vm_start() {
 	[ -n "${SROCE_VM_APPEND:-}" ] && cmdline+=" $SROCE_VM_APPEND"
 
 	mkdir -p "$bootdir/$role"
-	"$SROCE_QEMU" -accel tcg -machine pc -cpu "${SROCE_QEMU_CPU:-max}" -smp 1 -m "$VM_MEM" \
+	"$SROCE_QEMU" -accel tcg -machine pc -cpu "${SROCE_QEMU_CPU:-max}" -smp "${VM_SMP:-1}" -m "$VM_MEM" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$VM_IMAGE" -initrd "$VM_INITRD" -append "$cmdline" \
 		-serial "file:$bootdir/console-$role.log" \

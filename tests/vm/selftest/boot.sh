@@ -6,7 +6,7 @@
 # two-namespace topology.
 # shellcheck source=../../scenarios/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../scenarios/lib.sh"
-plan 9
+plan 10
 
 expect_eq "root is an overlay" overlay "$(findmnt -no FSTYPE /)"
 expect_eq "/tmp is a tmpfs" tmpfs "$(findmnt -no FSTYPE /tmp)"
@@ -17,3 +17,4 @@ check "h1 pings h2 over IPv4" ping_ok h1 "$NET4_B"
 check "h1 pings h2 over IPv6" ping_ok h2 "$NET6_A"
 expect_eq "v1 MTU" 1500 "$(h1 cat /sys/class/net/v1/mtu)"
 check "rdma tool runs" rdma dev show
+expect_eq "one CPU online (no vcpus: header)" 1 "$(nproc)"
