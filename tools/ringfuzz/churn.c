@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sroce-ringfuzz churn: one process, many threads, the same objects.
+ *
+ * RC and UD QPs (the RC ones connected to themselves) live in slots.
+ * Posters send and receive on them, a state thread moves them between
+ * RESET, INIT, RTR, RTS, SQD and ERR, a recycler destroys and recreates
+ * them, and a multicast thread attaches and detaches UD QPs to groups
+ * (v4-mapped ::ffff:239.1.2.x and ff0e::x) and sends datagrams to the
+ * groups. Each thread runs a fixed number of iterations (-n). Afterwards
+ * every object is destroyed, and fresh QPs show the device still moves
+ * checked data, unicast and multicast.
+ *
+ * No call may block for ever: a watchdog names a call that has not
+ * returned after WATCH_MS (times SROCE_SLOW), fails and ends the process,
+ * e.g. a destroy that waits for a reference the driver never drops.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ringfuzz.h"
+
+#define NSLOT		8
+#define NGROUP		8
+#define NTHREAD		5
+#define CHURN_DEFAULT	400
+#define SLOT_BUF	4096
+#define MSG_LEN		64
+#define WATCH_MS	60000
+#define MCAST_QPN	0xffffff
+
+enum { T_POST0, T_POST1, T_STATE, T_RECYCLE, T_MCAST };
+
+struct slot {
+	pthread_rwlock_t	lock;	/* write: destroy and create */
+	struct ibv_qp		*qp;
+	uint32_t		groups;	/* bit g: attached to group g */
+	pthread_mutex_t		glock;	/* for groups */
+};
+
+/* What a thread is doing, for the watchdog. */
+struct watch {
+	const char	*what;
+	uint32_t	qpn;
+	uint64_t	since;	/* 0: in no call */
+};
+
+struct churn {
+	struct rf_dev	*d;
+	struct ibv_cq	*cq;
+	struct ibv_mr	*mr;
+	struct ibv_ah	*self_ah;
+	struct ibv_ah	*group_ah[NGROUP];
+	union ibv_gid	group[NGROUP];
+	struct slot	slot[NSLOT];
+	struct watch	watch[NTHREAD + 1];	/* + the main thread */
+	volatile bool	stop;
+	unsigned long	ops[NTHREAD], errs[NTHREAD];
+	unsigned long	wc_ok, wc_err;
+	unsigned int	iters;
+};
+
+struct worker {
+	struct churn	*c;
+	int		id;
+	uint64_t	rng;
+};
+
+static void watch_in(struct churn *c, int id, const char *what, uint32_t qpn)
+{
+	c->watch[id].what = what;
+	c->watch[id].qpn = qpn;
+	__atomic_store_n(&c->watch[id].since, rf_now_ms(), __ATOMIC_RELEASE);
+}
+
+static void watch_out(struct churn *c, int id)
+{
+	__atomic_store_n(&c->watch[id].since, 0, __ATOMIC_RELEASE);
+}
+
+static void *watchdog(void *arg)
+{
+	struct churn *c = arg;
+	uint64_t limit = (uint64_t)WATCH_MS * rf_slow, since;
+	int i;
+
+	while (!c->stop) {
+		rf_msleep(500);
+		for (i = 0; i <= NTHREAD; i++) {
+			since = __atomic_load_n(&c->watch[i].since,
+						__ATOMIC_ACQUIRE);
+			if (!since || rf_now_ms() - since < limit)
+				continue;
+			rf_ok(false, "churn: %s (QP 0x%x) has not returned after %llu s: the driver waits for something that never comes (a leaked QP reference?)",
+			      c->watch[i].what, c->watch[i].qpn,
+			      (unsigned long long)(rf_now_ms() - since) / 1000);
+			rf_done();
+			_exit(1);
+		}
+	}
+	return NULL;
+}
+
+/* The multicast GIDs: ::ffff:239.1.2.x and ff0e::x. */
+static void group_gid(union ibv_gid *g, int i)
+{
+	memset(g, 0, sizeof(*g));
+	if (i % 2 == 0) {
+		g->raw[10] = 0xff;
+		g->raw[11] = 0xff;
+		g->raw[12] = 239;
+		g->raw[13] = 1;
+		g->raw[14] = 2;
+		g->raw[15] = 1 + i / 2;
+	} else {
+		g->raw[0] = 0xff;
+		g->raw[1] = 0x0e;
+		g->raw[15] = 1 + i / 2;
+	}
+}
+
+static struct ibv_qp *qp_new(struct churn *c, enum ibv_qp_type type)
+{
+	struct rf_qp q;
+
+	if (rf_qp_create(c->d, &q, type, c->cq, c->cq, NULL, 32, false))
+		return NULL;
+	rf_qp_connect(c->d, q.qp, q.qp->qp_num);
+	return q.qp;
+}
+
+/* Destroy a slot's QP under the watchdog; the slot is write-locked. */
+static void slot_clear(struct churn *c, int id, struct slot *s)
+{
+	if (!s->qp)
+		return;
+	watch_in(c, id, s->qp->qp_type == IBV_QPT_UD ?
+		 "ibv_destroy_qp of a UD QP" : "ibv_destroy_qp of an RC QP",
+		 s->qp->qp_num);
+	if (ibv_destroy_qp(s->qp))
+		rf_diag("ibv_destroy_qp(0x%x): %s", s->qp->qp_num,
+			strerror(errno));
+	watch_out(c, id);
+	s->qp = NULL;
+	s->groups = 0;
+}
+
+static int post_one(struct churn *c, struct ibv_qp *qp, unsigned int sl,
+		    uint64_t r)
+{
+	uint8_t *buf = (uint8_t *)c->mr->addr + sl * SLOT_BUF;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf, .length = MSG_LEN, .lkey = c->mr->lkey,
+	};
+	struct ibv_sge rsge = {
+		.addr = (uintptr_t)buf + 1024, .length = 1024,
+		.lkey = c->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = r, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_recv_wr rwr = {
+		.wr_id = r, .sg_list = &rsge, .num_sge = 1,
+	}, *rbad;
+	int err;
+
+	err = ibv_post_recv(qp, &rwr, &rbad);
+	if (qp->qp_type == IBV_QPT_UD) {
+		int g = (r >> 8) % (NGROUP + 1);
+
+		wr.wr.ud.remote_qkey = RF_QKEY;
+		if (g < NGROUP) {
+			wr.wr.ud.ah = c->group_ah[g];
+			wr.wr.ud.remote_qpn = MCAST_QPN;
+		} else {
+			wr.wr.ud.ah = c->self_ah;
+			wr.wr.ud.remote_qpn = qp->qp_num;
+		}
+	} else if (r & 1) {
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = (uintptr_t)buf + 2048;
+		wr.wr.rdma.rkey = c->mr->rkey;
+	}
+	return ibv_post_send(qp, &wr, &bad) || err;
+}
+
+/* A move towards a random state, with what that state needs. */
+static int move_qp(struct churn *c, struct ibv_qp *qp, uint64_t r)
+{
+	static const enum ibv_qp_state to[] = {
+		IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
+		IBV_QPS_SQD, IBV_QPS_ERR, IBV_QPS_RTS, IBV_QPS_INIT,
+	};
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	enum ibv_qp_state want = to[r % 8];
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		return -1;
+	switch (want) {
+	case IBV_QPS_INIT:
+		return rf_qp_init(c->d, qp);
+	case IBV_QPS_RTR:
+		return rf_qp_rtr(c->d, qp, qp->qp_num);
+	case IBV_QPS_RTS:
+		/* SQD to RTS takes no new attribute. */
+		if (a.qp_state != IBV_QPS_SQD)
+			return rf_qp_rts(c->d, qp);
+		break;
+	default:
+		break;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_state = want;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+static int mcast_op(struct churn *c, struct slot *s, uint64_t r)
+{
+	int g = r % NGROUP, err;
+
+	pthread_mutex_lock(&s->glock);
+	if (s->groups & 1u << g) {
+		err = ibv_detach_mcast(s->qp, &c->group[g], 0);
+		if (!err)
+			s->groups &= ~(1u << g);
+	} else {
+		err = ibv_attach_mcast(s->qp, &c->group[g], 0);
+		if (!err)
+			s->groups |= 1u << g;
+	}
+	pthread_mutex_unlock(&s->glock);
+	return err;
+}
+
+static int one_op(struct worker *w, uint64_t r)
+{
+	struct churn *c = w->c;
+	unsigned int sl = (r >> 32) % NSLOT;
+	struct slot *s = &c->slot[sl];
+	int err = 0;
+
+	if (w->id == T_RECYCLE) {
+		pthread_rwlock_wrlock(&s->lock);
+		slot_clear(c, w->id, s);
+		watch_in(c, w->id, "ibv_create_qp", 0);
+		s->qp = qp_new(c, r & 1 ? IBV_QPT_UD : IBV_QPT_RC);
+		watch_out(c, w->id);
+		err = !s->qp;
+		pthread_rwlock_unlock(&s->lock);
+		return err;
+	}
+	pthread_rwlock_rdlock(&s->lock);
+	if (!s->qp)
+		goto out;
+	watch_in(c, w->id, w->id == T_STATE ? "ibv_modify_qp" :
+		 w->id == T_MCAST ? "ibv_attach/detach_mcast" : "ibv_post_send",
+		 s->qp->qp_num);
+	if (w->id == T_STATE)
+		err = move_qp(c, s->qp, r);
+	else if (w->id == T_MCAST && s->qp->qp_type == IBV_QPT_UD)
+		err = mcast_op(c, s, r) || post_one(c, s->qp, sl, r);
+	else if (w->id != T_MCAST)
+		err = post_one(c, s->qp, sl, r);
+	watch_out(c, w->id);
+out:
+	pthread_rwlock_unlock(&s->lock);
+	return err;
+}
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	unsigned int i;
+
+	for (i = 0; i < w->c->iters; i++) {
+		if (one_op(w, rf_rand(&w->rng)))
+			w->c->errs[w->id]++;
+		w->c->ops[w->id]++;
+		if (w->id == T_RECYCLE)
+			rf_msleep(2);
+	}
+	return NULL;
+}
+
+static void *poller(void *arg)
+{
+	struct churn *c = arg;
+	struct ibv_wc wc[32];
+	int n, i;
+
+	while (!c->stop) {
+		n = ibv_poll_cq(c->cq, 32, wc);
+		for (i = 0; i < n; i++) {
+			if (wc[i].status == IBV_WC_SUCCESS)
+				c->wc_ok++;
+			else
+				c->wc_err++;
+		}
+		if (n <= 0)
+			rf_msleep(1);
+	}
+	return NULL;
+}
+
+static int churn_setup(struct churn *c, struct rf_dev *d)
+{
+	int i;
+
+	c->d = d;
+	c->cq = rf_cq(d, 4096);
+	c->mr = rf_mr(d, NSLOT * SLOT_BUF, IBV_ACCESS_LOCAL_WRITE |
+		      IBV_ACCESS_REMOTE_WRITE);
+	c->self_ah = rf_ah(d, &d->gid);
+	if (!c->cq || !c->mr || !c->self_ah)
+		return -1;
+	for (i = 0; i < NGROUP; i++) {
+		group_gid(&c->group[i], i);
+		c->group_ah[i] = rf_ah(d, &c->group[i]);
+		if (!c->group_ah[i]) {
+			rf_diag("ibv_create_ah for group %d: %s", i,
+				strerror(errno));
+			return -1;
+		}
+	}
+	for (i = 0; i < NSLOT; i++) {
+		pthread_rwlock_init(&c->slot[i].lock, NULL);
+		pthread_mutex_init(&c->slot[i].glock, NULL);
+		c->slot[i].qp = qp_new(c, i % 2 ? IBV_QPT_UD : IBV_QPT_RC);
+		if (!c->slot[i].qp)
+			return -1;
+	}
+	return 0;
+}
+
+/* Everything the churn made, destroyed; the main thread is watched too. */
+static int churn_teardown(struct churn *c)
+{
+	int i, err = 0;
+
+	for (i = 0; i < NSLOT; i++)
+		slot_clear(c, NTHREAD, &c->slot[i]);
+	watch_in(c, NTHREAD, "ibv_destroy_ah/cq, ibv_dereg_mr", 0);
+	for (i = 0; i < NGROUP; i++)
+		if (c->group_ah[i] && ibv_destroy_ah(c->group_ah[i]))
+			err = -1;
+	if (c->self_ah && ibv_destroy_ah(c->self_ah))
+		err = -1;
+	if (c->cq && ibv_destroy_cq(c->cq))
+		err = -1;
+	rf_mr_free(c->mr);
+	watch_out(c, NTHREAD);
+	return err;
+}
+
+/* One message from @from to @to (a group when @group), checked. */
+static int check_msg(struct rf_dev *d, struct ibv_cq *cq, struct ibv_qp *from,
+		     struct ibv_qp *to, struct ibv_ah *ah, bool group,
+		     struct ibv_mr *mr, uint64_t key, bool expect, char *why,
+		     size_t whylen)
+{
+	uint8_t *src = mr->addr, *dst = (uint8_t *)mr->addr + 2048;
+	uint32_t grh = from->qp_type == IBV_QPT_UD ? RF_UD_GRH : 0;
+	struct ibv_sge sge = { (uintptr_t)src, MSG_LEN, mr->lkey };
+	struct ibv_sge rsge = { (uintptr_t)dst, 1024, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &rsge, .num_sge = 1 };
+	struct ibv_recv_wr *rbad;
+	struct ibv_wc wc[2];
+	uint8_t want[MSG_LEN];
+	int n = 0, got_recv = 0, i;
+
+	(void)d;
+	rf_fill(src, MSG_LEN, key);
+	rf_fill(want, MSG_LEN, key);
+	memset(dst, 0, 1024);
+	if (ah) {
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = group ? MCAST_QPN : to->qp_num;
+		wr.wr.ud.remote_qkey = RF_QKEY;
+	}
+	if (ibv_post_recv(to, &rwr, &rbad) || ibv_post_send(from, &wr, &bad)) {
+		snprintf(why, whylen, "post: %s", strerror(errno));
+		return -1;
+	}
+	n = rf_poll(cq, wc, expect ? 2 : 1, 10000);
+	if (!expect)
+		n += rf_poll(cq, wc + n, 2 - n, 500);
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			snprintf(why, whylen, "wr_id %llu: %s",
+				 (unsigned long long)wc[i].wr_id,
+				 rf_status(wc[i].status));
+			return -1;
+		}
+		got_recv |= wc[i].wr_id == 2;
+	}
+	if (!expect) {
+		if (got_recv) {
+			snprintf(why, whylen, "a detached QP received the datagram");
+			return -1;
+		}
+		/* Leave no receive behind: the QP is destroyed next anyway. */
+		return 0;
+	}
+	if (n < 2 || !got_recv) {
+		snprintf(why, whylen, "%d of 2 completions", n);
+		return -1;
+	}
+	if (memcmp(dst + grh, want, MSG_LEN)) {
+		snprintf(why, whylen, "payload differs");
+		return -1;
+	}
+	return 0;
+}
+
+/* After the churn: fresh QPs still move data, unicast and multicast. */
+static void churn_after(struct rf_dev *d)
+{
+	struct ibv_cq *cq = rf_cq(d, 64);
+	struct ibv_mr *mr = rf_mr(d, 4096, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_ah *ah = NULL;
+	struct rf_qp rc = {}, u1 = {}, u2 = {};
+	union ibv_gid g;
+	char why[160] = "setup failed";
+	int err = -1;
+
+	group_gid(&g, 0);
+	if (!cq || !mr ||
+	    rf_qp_create(d, &rc, IBV_QPT_RC, cq, cq, NULL, 8, false) ||
+	    rf_qp_connect(d, rc.qp, rc.qp->qp_num))
+		goto rc_done;
+	err = check_msg(d, cq, rc.qp, rc.qp, NULL, false, mr, 7, true, why,
+			sizeof(why));
+rc_done:
+	rf_ok(!err, "churn: afterwards an RC QP moves a checked SEND%s%s",
+	      err ? ": " : "", err ? why : "");
+
+	err = -1;
+	snprintf(why, sizeof(why), "setup failed");
+	ah = rf_ah(d, &g);
+	if (!ah || rf_qp_create(d, &u1, IBV_QPT_UD, cq, cq, NULL, 8, false) ||
+	    rf_qp_create(d, &u2, IBV_QPT_UD, cq, cq, NULL, 8, false) ||
+	    rf_qp_connect(d, u1.qp, 0) || rf_qp_connect(d, u2.qp, 0))
+		goto mc_done;
+	if (ibv_attach_mcast(u2.qp, &g, 0)) {
+		snprintf(why, sizeof(why), "ibv_attach_mcast: %s", strerror(errno));
+		goto mc_done;
+	}
+	err = check_msg(d, cq, u1.qp, u2.qp, ah, true, mr, 8, true, why,
+			sizeof(why));
+	rf_ok(!err, "churn: afterwards a datagram to ::ffff:239.1.2.1 reaches the attached UD QP, payload checked%s%s",
+	      err ? ": " : "", err ? why : "");
+	if (ibv_detach_mcast(u2.qp, &g, 0)) {
+		snprintf(why, sizeof(why), "ibv_detach_mcast: %s", strerror(errno));
+		err = -1;
+		goto mc_done;
+	}
+	err = check_msg(d, cq, u1.qp, u2.qp, ah, true, mr, 9, false, why,
+			sizeof(why));
+mc_done:
+	rf_ok(!err, "churn: afterwards a detached UD QP receives nothing from the group%s%s",
+	      err ? ": " : "", err ? why : "");
+	rf_qp_destroy(&rc);
+	rf_qp_destroy(&u1);
+	rf_qp_destroy(&u2);
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (cq)
+		ibv_destroy_cq(cq);
+	rf_mr_free(mr);
+}
+
+int rf_mode_churn(struct rf_dev *d)
+{
+	static const char *const names[NTHREAD] = {
+		"poster", "poster", "state changes", "destroy/create", "multicast"
+	};
+	struct worker w[NTHREAD];
+	pthread_t th[NTHREAD], wd, pl;
+	struct churn *c;
+	int i, err;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return 2;
+	c->iters = rf_iters ? rf_iters : CHURN_DEFAULT;
+	pthread_create(&wd, NULL, watchdog, c);
+	err = churn_setup(c, d);
+	rf_ok(!err, "churn: %d QPs (RC and UD), %d multicast groups set up",
+	      NSLOT, NGROUP);
+	if (err)
+		goto out;
+	pthread_create(&pl, NULL, poller, c);
+	for (i = 0; i < NTHREAD; i++) {
+		w[i] = (struct worker){ c, i, rf_seed * 31 + i };
+		pthread_create(&th[i], NULL, worker_run, &w[i]);
+	}
+	for (i = 0; i < NTHREAD; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < NTHREAD; i++)
+		rf_diag("%s thread: %lu operations, %lu refused", names[i],
+			c->ops[i], c->errs[i]);
+	rf_ok(true, "churn: %u iterations on each of %d threads returned",
+	      c->iters, NTHREAD);
+	c->stop = true;
+	pthread_join(pl, NULL);
+	rf_diag("completions: %lu successful, %lu with an error", c->wc_ok,
+		c->wc_err);
+out:
+	err = churn_teardown(c);
+	rf_ok(!err, "churn: every QP, AH, CQ and MR destroyed");
+	if (!err)
+		churn_after(d);
+	c->stop = true;
+	pthread_join(wd, NULL);
+	free(c);
+	return 0;
+}
