@@ -28,9 +28,10 @@
 				 WR(SEND_WITH_INV) | WR(BIND_MW) |		\
 				 BIT(SROCE_WR_FLUSH) |				\
 				 BIT(SROCE_WR_ATOMIC_WRITE))
+/* UC carries no SEND with Invalidate (IBTA 9.2, Table 38): RC only. */
 #define SROCE_UC_WR_OPS		(WR(RDMA_WRITE) | WR(RDMA_WRITE_WITH_IMM) | \
 				 WR(SEND) | WR(SEND_WITH_IMM) |		\
-				 WR(SEND_WITH_INV) | WR(LOCAL_INV) | WR(BIND_MW))
+				 WR(LOCAL_INV) | WR(BIND_MW))
 #define SROCE_UD_WR_OPS		(WR(SEND) | WR(SEND_WITH_IMM))
 #define SROCE_INLINE_WR_OPS	(WR(RDMA_WRITE) | WR(RDMA_WRITE_WITH_IMM) | \
 				 WR(SEND) | WR(SEND_WITH_IMM) |		\
@@ -142,13 +143,8 @@ static enum ib_wc_status sroce_req_check(struct sroce_qp *qp,
 		wqe->length = sizeof(u64);
 	}
 	if (qp->type == IB_QPT_UD) {
-		if (qp->is_user) {
+		if (qp->is_user)
 			wqe->ah = sroce_ah_get(qp->sdev, wqe->wr.wr.ud.ah_num);
-		} else {
-			/* Posted with the AH itself and a reference. */
-			wqe->ah = wqe->kah;
-			wqe->kah = NULL;
-		}
 		if (!wqe->ah || wqe->ah->ibah.pd != qp->ibqp.pd)
 			return IB_WC_LOC_QP_OP_ERR;
 	}
@@ -170,7 +166,12 @@ static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 	wqe->state = SROCE_SWQE_NEW;
 	wqe->psn_valid = false;
 	wqe->sent = 0;
-	wqe->ah = NULL;
+	/*
+	 * A kernel consumer posts a UD WQE with the AH itself and a
+	 * reference, which retiring the WQE drops even when it is refused.
+	 */
+	wqe->ah = wqe->kah;
+	wqe->kah = NULL;
 	wqe->length = 0;
 
 	if (!sroce_wr_allowed(qp, wqe->wr.opcode)) {
@@ -185,8 +186,9 @@ static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 		return;
 	}
 bad:
-	pr_warn_ratelimited("QP %u: invalid send WQE (opcode %u): status %d\n",
-			    qp->ibqp.qp_num, wqe->wr.opcode, status);
+	ibdev_warn_ratelimited(&qp->sdev->ibdev,
+			       "QP %u: invalid send WQE (opcode %u): status %d\n",
+			       qp->ibqp.qp_num, wqe->wr.opcode, status);
 	wqe->status = status;
 	wqe->state = SROCE_SWQE_DONE;
 }
@@ -285,6 +287,28 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, const struct sroce_swqe *wqe,
 	}
 }
 
+/* Whether @opcode is a packet the QP's transport service sends. */
+static bool sroce_req_carries(struct sroce_qp *qp, u8 opcode)
+{
+	const struct sroce_opcode_info *info = sroce_opcode_get(opcode);
+	u8 qpt;
+
+	switch (qp->type) {
+	case IB_QPT_RC:
+		qpt = SROCE_QPT_RC;
+		break;
+	case IB_QPT_UC:
+		qpt = SROCE_QPT_UC;
+		break;
+	case IB_QPT_UD:
+		qpt = SROCE_QPT_UD;
+		break;
+	default:
+		return false;
+	}
+	return info && (info->qpts & qpt) && (info->flags & SROCE_OPF_REQ);
+}
+
 static const struct sroce_av *sroce_req_av(struct sroce_qp *qp,
 					   const struct sroce_swqe *wqe,
 					   u32 *dqpn)
@@ -353,11 +377,14 @@ static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
 	enum ib_wc_status status;
 	const struct sroce_av *av;
 	struct sroce_pkt pkt;
+	u8 opcode = sroce_req_opcode(qp, wqe, first, last);
 	u32 dqpn;
 	u8 *data;
 
-	data = sroce_pkt_alloc(qp, &pkt, sroce_req_opcode(qp, wqe, first, last),
-			       payload);
+	/* Validation refused what the QP cannot carry; stay safe regardless. */
+	if (!sroce_req_carries(qp, opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	data = sroce_pkt_alloc(qp, &pkt, opcode, payload);
 	if (!data) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 		return IB_WC_GENERAL_ERR;

@@ -60,6 +60,9 @@ void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
 	unsigned int headroom = LL_RESERVED_SPACE(ndev) + SROCE_L3_ROOM;
 	struct sk_buff *skb;
 
+	/* Callers build only opcodes of the table; a miss is a driver bug. */
+	if (WARN_ON_ONCE(!info))
+		return NULL;
 	skb = alloc_skb(headroom + info->hdr_len + payload + pad +
 			SROCE_ICRC_LEN + ndev->needed_tailroom, GFP_ATOMIC);
 	if (unlikely(!skb))
