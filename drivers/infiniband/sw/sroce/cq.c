@@ -10,6 +10,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "objects.h"
+#include "stats.h"
 
 /*
  * A slot: what user space reads, then, in a kernel consumer's CQ, the
@@ -136,6 +137,30 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return ret;
 }
 
+/*
+ * A completion found the ring full. The consumer learns of it once: a
+ * process that never reads its async events must not make the kernel
+ * queue one per dropped completion.
+ */
+static void sroce_cq_overflow(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
+			      bool report)
+{
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	sroce_stat_inc(to_sdev(cq->ibcq.device), SROCE_STAT_CQ_OVERFLOW);
+	if (!report)
+		return;
+	ibdev_warn_ratelimited(cq->ibcq.device,
+			       "CQ overflow: completion of QP %u dropped; later ones are dropped silently\n",
+			       wc->qp_num);
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
 /**
  * sroce_cq_post() - deliver a completion
  * @cq: the CQ
@@ -144,8 +169,8 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
  * @net_type: for a UD receive, RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6,
  *	which kernel consumers need to read the GRH image; else 0
  *
- * A full CQ never loses an unread entry: the new one is dropped, counted and
- * reported as an IB_EVENT_CQ_ERR.
+ * A full CQ never loses an unread entry: the new one is dropped and counted,
+ * and the first overflow of the CQ is reported as an IB_EVENT_CQ_ERR.
  *
  * Context: any; takes @cq->lock.
  * Return: 0, or -EBUSY when the CQ overflowed.
@@ -161,18 +186,12 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
 	spin_lock_irqsave(&cq->lock, flags);
 	next = sroce_queue_next(&cq->q, cq->prod);
 	if (next == sroce_queue_load_consumer(&cq->q)) {
-		struct ib_event ev = {
-			.device = cq->ibcq.device,
-			.element.cq = &cq->ibcq,
-			.event = IB_EVENT_CQ_ERR,
-		};
+		bool report = !cq->overrun;
 
+		cq->overrun = true;
 		cq->overflows++;
 		spin_unlock_irqrestore(&cq->lock, flags);
-		pr_warn_ratelimited("CQ overflow: completion of QP %u dropped\n",
-				    wc->qp_num);
-		if (cq->ibcq.event_handler)
-			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		sroce_cq_overflow(cq, wc, report);
 		return -EBUSY;
 	}
 

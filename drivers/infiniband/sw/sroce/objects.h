@@ -112,6 +112,8 @@ static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
  * @armed: IB_CQ_NEXT_COMP or IB_CQ_SOLICITED when a notification is wanted
  * @is_user: the ring is mapped by a process
  * @overflows: CQEs dropped because the ring was full
+ * @overrun: the consumer has been told of an overflow (IB_EVENT_CQ_ERR);
+ *	it is told once, however many completions are dropped afterwards
  */
 struct sroce_cq {
 	struct ib_cq		ibcq;
@@ -120,6 +122,7 @@ struct sroce_cq {
 	u32			prod;
 	u8			armed;
 	bool			is_user;
+	bool			overrun;
 	u64			overflows;
 };
 

@@ -40,6 +40,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_READ_RESTART].name = "read_restart",
 	[SROCE_STAT_ODP_FAULT].name = "odp_page_faults",
 	[SROCE_STAT_ODP_FAULT_ERR].name = "odp_page_fault_errors",
+	[SROCE_STAT_CQ_OVERFLOW].name = "cq_overflow",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
