@@ -124,6 +124,14 @@ static void group_gid(union ibv_gid *g, int i)
 	}
 }
 
+/* The AH for group @i: IPv6 groups only with an IPv6 source GID (-G). */
+static struct ibv_ah *group_ah(struct rf_dev *d, int i, const union ibv_gid *g)
+{
+	if (i % 2 == 0)
+		return rf_ah(d, g);
+	return rf_ah_from(d, g, d->gidx6 >= 0 ? d->gidx6 : d->gidx);
+}
+
 static struct ibv_qp *qp_new(struct churn *c, enum ibv_qp_type type)
 {
 	struct rf_qp q;
@@ -322,7 +330,13 @@ static int churn_setup(struct churn *c, struct rf_dev *d)
 		return -1;
 	for (i = 0; i < NGROUP; i++) {
 		group_gid(&c->group[i], i);
-		c->group_ah[i] = rf_ah(d, &c->group[i]);
+		if (i % 2 && d->gidx6 < 0) {
+			/* No IPv6 source GID: an IPv4 group takes its place. */
+			group_gid(&c->group[i], i - 1);
+			c->group_ah[i] = rf_ah(d, &c->group[i]);
+		} else {
+			c->group_ah[i] = group_ah(d, i, &c->group[i]);
+		}
 		if (!c->group_ah[i]) {
 			rf_diag("ibv_create_ah for group %d: %s", i,
 				strerror(errno));
@@ -423,18 +437,57 @@ static int check_msg(struct rf_dev *d, struct ibv_cq *cq, struct ibv_qp *from,
 	return 0;
 }
 
+/* A datagram to group @gi reaches the attached QP, and not once detached. */
+static void mcast_after(struct rf_dev *d, struct ibv_cq *cq, struct ibv_mr *mr,
+			int gi)
+{
+	struct rf_qp u1 = {}, u2 = {};
+	struct ibv_ah *ah = NULL;
+	char why[160] = "setup failed", name[64];
+	union ibv_gid g;
+	int err = -1;
+
+	group_gid(&g, gi);
+	snprintf(name, sizeof(name), gi % 2 ? "ff0e::%d" : "::ffff:239.1.2.%d",
+		 1 + gi / 2);
+	ah = group_ah(d, gi, &g);
+	if (!ah || rf_qp_create(d, &u1, IBV_QPT_UD, cq, cq, NULL, 8, false) ||
+	    rf_qp_create(d, &u2, IBV_QPT_UD, cq, cq, NULL, 8, false) ||
+	    rf_qp_connect(d, u1.qp, 0) || rf_qp_connect(d, u2.qp, 0))
+		goto out;
+	if (ibv_attach_mcast(u2.qp, &g, 0)) {
+		snprintf(why, sizeof(why), "ibv_attach_mcast: %s", strerror(errno));
+		goto out;
+	}
+	err = check_msg(d, cq, u1.qp, u2.qp, ah, true, mr, 8 + gi, true, why,
+			sizeof(why));
+	rf_ok(!err, "churn: afterwards a datagram to %s reaches the attached UD QP, payload checked%s%s",
+	      name, err ? ": " : "", err ? why : "");
+	if (ibv_detach_mcast(u2.qp, &g, 0)) {
+		snprintf(why, sizeof(why), "ibv_detach_mcast: %s", strerror(errno));
+		err = -1;
+		goto out;
+	}
+	err = check_msg(d, cq, u1.qp, u2.qp, ah, true, mr, 9 + gi, false, why,
+			sizeof(why));
+out:
+	rf_ok(!err, "churn: afterwards a UD QP detached from %s receives nothing from it%s%s",
+	      name, err ? ": " : "", err ? why : "");
+	rf_qp_destroy(&u1);
+	rf_qp_destroy(&u2);
+	if (ah)
+		ibv_destroy_ah(ah);
+}
+
 /* After the churn: fresh QPs still move data, unicast and multicast. */
 static void churn_after(struct rf_dev *d)
 {
 	struct ibv_cq *cq = rf_cq(d, 64);
 	struct ibv_mr *mr = rf_mr(d, 4096, IBV_ACCESS_LOCAL_WRITE);
-	struct ibv_ah *ah = NULL;
-	struct rf_qp rc = {}, u1 = {}, u2 = {};
-	union ibv_gid g;
+	struct rf_qp rc = {};
 	char why[160] = "setup failed";
 	int err = -1;
 
-	group_gid(&g, 0);
 	if (!cq || !mr ||
 	    rf_qp_create(d, &rc, IBV_QPT_RC, cq, cq, NULL, 8, false) ||
 	    rf_qp_connect(d, rc.qp, rc.qp->qp_num))
@@ -444,37 +497,12 @@ static void churn_after(struct rf_dev *d)
 rc_done:
 	rf_ok(!err, "churn: afterwards an RC QP moves a checked SEND%s%s",
 	      err ? ": " : "", err ? why : "");
-
-	err = -1;
-	snprintf(why, sizeof(why), "setup failed");
-	ah = rf_ah(d, &g);
-	if (!ah || rf_qp_create(d, &u1, IBV_QPT_UD, cq, cq, NULL, 8, false) ||
-	    rf_qp_create(d, &u2, IBV_QPT_UD, cq, cq, NULL, 8, false) ||
-	    rf_qp_connect(d, u1.qp, 0) || rf_qp_connect(d, u2.qp, 0))
-		goto mc_done;
-	if (ibv_attach_mcast(u2.qp, &g, 0)) {
-		snprintf(why, sizeof(why), "ibv_attach_mcast: %s", strerror(errno));
-		goto mc_done;
-	}
-	err = check_msg(d, cq, u1.qp, u2.qp, ah, true, mr, 8, true, why,
-			sizeof(why));
-	rf_ok(!err, "churn: afterwards a datagram to ::ffff:239.1.2.1 reaches the attached UD QP, payload checked%s%s",
-	      err ? ": " : "", err ? why : "");
-	if (ibv_detach_mcast(u2.qp, &g, 0)) {
-		snprintf(why, sizeof(why), "ibv_detach_mcast: %s", strerror(errno));
-		err = -1;
-		goto mc_done;
-	}
-	err = check_msg(d, cq, u1.qp, u2.qp, ah, true, mr, 9, false, why,
-			sizeof(why));
-mc_done:
-	rf_ok(!err, "churn: afterwards a detached UD QP receives nothing from the group%s%s",
-	      err ? ": " : "", err ? why : "");
 	rf_qp_destroy(&rc);
-	rf_qp_destroy(&u1);
-	rf_qp_destroy(&u2);
-	if (ah)
-		ibv_destroy_ah(ah);
+	if (cq && mr) {
+		mcast_after(d, cq, mr, 0);
+		if (d->gidx6 >= 0)
+			mcast_after(d, cq, mr, 1);
+	}
 	if (cq)
 		ibv_destroy_cq(cq);
 	rf_mr_free(mr);

@@ -2,7 +2,10 @@
 /*
  * sroce-ringfuzz: command line, TAP output.
  *
- *   sroce-ringfuzz MODE -d DEV -g GIDX [-n ITERATIONS] [-s SEED] [--hold PATH]
+ *   sroce-ringfuzz MODE -d DEV -g GIDX [-G GIDX6] [-n ITERATIONS] [-s SEED]
+ *                  [--hold PATH]
+ *
+ * -G names an IPv6 GID of the device: churn then uses IPv6 groups too.
  *
  * MODE is opcodes, ring, churn or asyncflood (see README.md). Test points
  * are TAP on stdout; the last line is "N passed, N failed". Exit status:
@@ -22,6 +25,7 @@ unsigned int rf_slow = 1;
 unsigned int rf_iters;
 uint64_t rf_seed;
 const char *rf_hold;
+int rf_gidx6 = -1;
 
 static pthread_mutex_t tap_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int tap_n, tap_fail;
@@ -75,7 +79,7 @@ int rf_done(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: sroce-ringfuzz opcodes|ring|churn|asyncflood -d DEV -g GIDX\n"
+		"usage: sroce-ringfuzz opcodes|ring|churn|asyncflood -d DEV -g GIDX [-G GIDX6]\n"
 		"                      [-n ITERATIONS] [-s SEED] [--hold PATH]\n");
 	exit(2);
 }
@@ -94,13 +98,16 @@ int main(int argc, char **argv)
 		usage();
 	mode = argv[1];
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "d:g:n:s:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:g:G:n:s:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
 			break;
 		case 'g':
 			gidx = atoi(optarg);
+			break;
+		case 'G':
+			rf_gidx6 = atoi(optarg);
 			break;
 		case 'n':
 			rf_iters = strtoul(optarg, NULL, 0);

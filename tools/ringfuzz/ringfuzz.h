@@ -67,6 +67,7 @@ struct rf_dev {
 	struct ibv_pd		*pd;
 	union ibv_gid		gid;
 	int			gidx;
+	int			gidx6;	/* -G: an IPv6 GID, or -1 */
 	enum ibv_mtu		mtu;
 	uint32_t		max_inline;
 	bool			new_kernel;	/* 6.2 or later */
@@ -83,6 +84,7 @@ extern unsigned int rf_slow;		/* SROCE_SLOW: waits scale by it */
 extern unsigned int rf_iters;		/* -n */
 extern uint64_t rf_seed;		/* -s */
 extern const char *rf_hold;		/* --hold FILE (asyncflood) */
+extern int rf_gidx6;			/* -G */
 
 /* TAP */
 void rf_ok(bool pass, const char *fmt, ...)
@@ -104,6 +106,7 @@ int rf_qp_rts(struct rf_dev *d, struct ibv_qp *qp);
 int rf_qp_connect(struct rf_dev *d, struct ibv_qp *qp, uint32_t dqpn);
 void rf_qp_destroy(struct rf_qp *q);
 struct ibv_ah *rf_ah(struct rf_dev *d, const union ibv_gid *dgid);
+struct ibv_ah *rf_ah_from(struct rf_dev *d, const union ibv_gid *dgid, int sgidx);
 struct ibv_mr *rf_mr(struct rf_dev *d, size_t len, int access);
 void rf_mr_free(struct ibv_mr *mr);
 int rf_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, unsigned int ms);

@@ -48,6 +48,7 @@ int rf_dev_open(struct rf_dev *d, const char *name, int gidx)
 		return -1;
 	}
 	d->gidx = gidx;
+	d->gidx6 = rf_gidx6;
 	if (ibv_query_gid(d->ctx, 1, gidx, &d->gid) ||
 	    ibv_query_port(d->ctx, 1, &port)) {
 		fprintf(stderr, "%s: no GID %d or port 1\n", name, gidx);
@@ -231,12 +232,18 @@ int rf_qp_connect(struct rf_dev *d, struct ibv_qp *qp, uint32_t dqpn)
 
 struct ibv_ah *rf_ah(struct rf_dev *d, const union ibv_gid *dgid)
 {
+	return rf_ah_from(d, dgid, d->gidx);
+}
+
+/* An AH from source GID @sgidx: an IPv6 destination needs an IPv6 one. */
+struct ibv_ah *rf_ah_from(struct rf_dev *d, const union ibv_gid *dgid, int sgidx)
+{
 	struct ibv_ah_attr a = {
 		.is_global = 1,
 		.port_num = 1,
 		.grh = {
 			.dgid = *dgid,
-			.sgid_index = d->gidx,
+			.sgid_index = sgidx,
 			.hop_limit = RF_HOP_LIMIT,
 		},
 	};
