@@ -22,8 +22,9 @@ rf_setup() {
 	[ -x "$RF_TOOL" ] ||
 		bail "$RF_TOOL is missing: build it on the host with 'make -C tools'"
 	# A private copy: the host's tools/bin may be rebuilt while this runs.
-	cp "$RF_TOOL" /tmp/sroce-ringfuzz && chmod 755 /tmp/sroce-ringfuzz ||
+	if ! cp "$RF_TOOL" /tmp/sroce-ringfuzz || ! chmod 755 /tmp/sroce-ringfuzz; then
 		bail "cannot copy $RF_TOOL"
+	fi
 	RF_TOOL=/tmp/sroce-ringfuzz
 	dp_setup
 	chmod 666 /dev/infiniband/uverbs* || bail "no uverbs device"
