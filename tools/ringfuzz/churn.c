@@ -62,6 +62,7 @@ struct churn {
 	volatile bool	stop;
 	unsigned long	ops[NTHREAD], errs[NTHREAD];
 	unsigned long	wc_ok, wc_err;
+	unsigned long	destroy_failed;
 	unsigned int	iters;
 };
 
@@ -142,17 +143,30 @@ static struct ibv_qp *qp_new(struct churn *c, enum ibv_qp_type type)
 	return q.qp;
 }
 
-/* Destroy a slot's QP under the watchdog; the slot is write-locked. */
+/*
+ * Destroy a slot's QP under the watchdog; the slot is write-locked.
+ * uverbs refuses (EBUSY) to destroy a QP still attached to a group.
+ */
 static void slot_clear(struct churn *c, int id, struct slot *s)
 {
+	int g;
+
 	if (!s->qp)
 		return;
+	watch_in(c, id, "ibv_detach_mcast", s->qp->qp_num);
+	for (g = 0; g < NGROUP; g++)
+		if (s->groups & 1u << g &&
+		    ibv_detach_mcast(s->qp, &c->group[g], 0))
+			rf_diag("ibv_detach_mcast(0x%x, group %d): %s",
+				s->qp->qp_num, g, strerror(errno));
 	watch_in(c, id, s->qp->qp_type == IBV_QPT_UD ?
 		 "ibv_destroy_qp of a UD QP" : "ibv_destroy_qp of an RC QP",
 		 s->qp->qp_num);
-	if (ibv_destroy_qp(s->qp))
+	if (ibv_destroy_qp(s->qp)) {
 		rf_diag("ibv_destroy_qp(0x%x): %s", s->qp->qp_num,
 			strerror(errno));
+		c->destroy_failed++;
+	}
 	watch_out(c, id);
 	s->qp = NULL;
 	s->groups = 0;
@@ -360,6 +374,8 @@ static int churn_teardown(struct churn *c)
 
 	for (i = 0; i < NSLOT; i++)
 		slot_clear(c, NTHREAD, &c->slot[i]);
+	if (c->destroy_failed)
+		err = -1;
 	watch_in(c, NTHREAD, "ibv_destroy_ah/cq, ibv_dereg_mr", 0);
 	for (i = 0; i < NGROUP; i++)
 		if (c->group_ah[i] && ibv_destroy_ah(c->group_ah[i]))
