@@ -818,11 +818,12 @@ int rf_mode_opcodes(struct rf_dev *d)
 	static const enum ibv_qp_type types[] = {
 		IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD
 	};
+	int op, last = rf_iters && rf_iters < 32 ? (int)rf_iters : 31;
 	unsigned int i;
-	int op;
 
+	/* -n: the highest opcode to try, for slow kernels. */
 	for (i = 0; i < 3; i++)
-		for (op = 0; op < 32; op++)
+		for (op = 0; op <= last; op++)
 			one_case(d, types[i], op);
 	return 0;
 }
