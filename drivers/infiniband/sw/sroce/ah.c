@@ -7,8 +7,11 @@
 
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
+#include <rdma/rdma_user_rxe.h>
 
-#include "objects.h"
+#include "ah.h"
+#include "limits.h"
+#include "sroce.h"
 
 /**
  * sroce_av_from_attr() - take a RoCEv2 address vector from ib_core's form

@@ -9,8 +9,17 @@
 
 #include <linux/jiffies.h>
 
-#include "objects.h"
+#include "ah.h"
+#include "comp.h"
+#include "cq.h"
+#include "mr.h"
+#include "qp.h"
+#include "queue.h"
+#include "req.h"
+#include "sroce.h"
 #include "stats.h"
+#include "wqe.h"
+#include "xmit.h"
 
 /* RNR NAK timer codes (IBTA Table 45), in microseconds. */
 static const u32 sroce_rnr_usecs[32] = {

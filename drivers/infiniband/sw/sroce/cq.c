@@ -9,7 +9,11 @@
 
 #include <rdma/uverbs_ioctl.h>
 
-#include "objects.h"
+#include "cq.h"
+#include "limits.h"
+#include "qp.h"
+#include "queue.h"
+#include "sroce.h"
 #include "stats.h"
 
 /*

@@ -14,6 +14,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
+#include "mcast.h"
 #include "sroce.h"
 #include "stats.h"
 

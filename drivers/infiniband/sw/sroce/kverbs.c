@@ -14,7 +14,12 @@
 
 #include <linux/interrupt.h>
 
-#include "objects.h"
+#include "ah.h"
+#include "kverbs.h"
+#include "limits.h"
+#include "qp.h"
+#include "queue.h"
+#include "srq.h"
 
 /* Copy inline data from the kernel buffers the SGEs name into the slot. */
 static int sroce_kpost_inline(struct sroce_qp *qp, const struct ib_send_wr *wr,

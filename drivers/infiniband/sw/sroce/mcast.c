@@ -17,7 +17,11 @@
 #include <net/addrconf.h>
 #include <net/ipv6.h>
 
-#include "objects.h"
+#include "limits.h"
+#include "mcast.h"
+#include "qp.h"
+#include "resp.h"
+#include "sroce.h"
 #include "stats.h"
 
 /**

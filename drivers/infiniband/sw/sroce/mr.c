@@ -14,7 +14,13 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 
-#include "objects.h"
+#include <sroce/wire.h>
+#include "limits.h"
+#include "mr.h"
+#include "mw.h"
+#include "odp.h"
+#include "qp.h"
+#include "sroce.h"
 
 #define SROCE_MR_SUPPORTED_ACCESS (IB_ACCESS_LOCAL_WRITE |		\
 				   IB_ACCESS_REMOTE_WRITE |		\

@@ -12,7 +12,11 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include "objects.h"
+#include "limits.h"
+#include "mr.h"
+#include "mw.h"
+#include "qp.h"
+#include "sroce.h"
 
 int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {

@@ -17,8 +17,13 @@
 #include <net/ipv6.h>
 
 #include <sroce/wire.h>
-#include "objects.h"
+#include "comp.h"
+#include "mcast.h"
+#include "qp.h"
+#include "resp.h"
+#include "sroce.h"
 #include "stats.h"
+#include "xmit.h"
 
 /**
  * struct sroce_net - sroce's state in one network namespace

@@ -23,7 +23,9 @@
 #include <linux/sched/mm.h>
 #include <rdma/ib_umem_odp.h>
 
-#include "objects.h"
+#include "mr.h"
+#include "odp.h"
+#include "sroce.h"
 #include "stats.h"
 
 /* Bytes a fault maps from the missing byte on, when the region has them. */

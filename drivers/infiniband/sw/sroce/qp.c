@@ -10,8 +10,22 @@
 #include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
 
-#include "objects.h"
+#include "ah.h"
+#include "comp.h"
+#include "cq.h"
+#include "kverbs.h"
+#include "limits.h"
+#include "odp.h"
+#include "qp.h"
+#include "queue.h"
+#include "req.h"
+#include "resp.h"
+#include "sroce.h"
+#include "srq.h"
 #include "stats.h"
+#include "verbs.h"
+#include "wqe.h"
+#include "xmit.h"
 
 /* QP numbers 0 and 1 are the special QPs; data QPs start above. */
 #define SROCE_FIRST_QPN		16

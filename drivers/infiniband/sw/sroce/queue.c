@@ -9,7 +9,8 @@
 
 #include <rdma/uverbs_ioctl.h>
 
-#include "objects.h"
+#include "queue.h"
+#include "verbs.h"
 
 /* Slots are at least a cache line, so no two of them share one. */
 #define SROCE_MIN_ELEM_SIZE	64

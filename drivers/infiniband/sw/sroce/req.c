@@ -11,8 +11,19 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include "objects.h"
+#include "ah.h"
+#include "comp.h"
+#include "limits.h"
+#include "mr.h"
+#include "mw.h"
+#include "odp.h"
+#include "qp.h"
+#include "queue.h"
+#include "req.h"
+#include "sroce.h"
 #include "stats.h"
+#include "wqe.h"
+#include "xmit.h"
 
 /* An RC request asks for an ACK at least this often, besides message ends. */
 #define SROCE_ACKREQ_INTERVAL	16

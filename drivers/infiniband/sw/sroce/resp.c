@@ -15,8 +15,16 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 
-#include "objects.h"
+#include "cq.h"
+#include "limits.h"
+#include "mr.h"
+#include "odp.h"
+#include "qp.h"
+#include "resp.h"
+#include "sroce.h"
 #include "stats.h"
+#include "wqe.h"
+#include "xmit.h"
 
 /* READ response packets sent from softirq before deferring to the work. */
 #define SROCE_RESP_BUDGET	64

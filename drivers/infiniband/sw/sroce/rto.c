@@ -20,7 +20,9 @@
 
 #include <linux/random.h>
 
-#include "objects.h"
+#include "comp.h"
+#include "qp.h"
+#include "xmit.h"
 
 /* Timeouts in a row that still double the wait: up to four times. */
 #define SROCE_RTO_BACKOFF_MAX	2

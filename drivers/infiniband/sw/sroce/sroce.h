@@ -91,8 +91,6 @@ static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 	return container_of(ibdev, struct sroce_dev, ibdev);
 }
 
-void sroce_mcast_cleanup(struct sroce_dev *sdev);
-
 /* device.c: device life cycle and netdev events */
 int sroce_dev_add(const char *name, struct net_device *ndev);
 void sroce_dev_dealloc(struct ib_device *ibdev);

@@ -13,7 +13,11 @@
 
 #include <linux/uaccess.h>
 
-#include "objects.h"
+#include "limits.h"
+#include "queue.h"
+#include "sroce.h"
+#include "srq.h"
+#include "wqe.h"
 
 static size_t sroce_srq_elem_size(u32 max_sge)
 {

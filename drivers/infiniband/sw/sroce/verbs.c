@@ -8,8 +8,19 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
-#include "objects.h"
+#include "ah.h"
+#include "cq.h"
+#include "kverbs.h"
+#include "limits.h"
+#include "mcast.h"
+#include "mr.h"
+#include "mw.h"
+#include "qp.h"
+#include "queue.h"
+#include "sroce.h"
+#include "srq.h"
 #include "stats.h"
+#include "verbs.h"
 
 #define SROCE_GID_TABLE_LEN	1024
 /* Vendor id for software devices with no IEEE OUI of their own. */

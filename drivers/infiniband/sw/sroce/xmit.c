@@ -17,8 +17,11 @@
 #include <net/route.h>
 #include <net/udp.h>
 
-#include "objects.h"
+#include "ah.h"
+#include "qp.h"
+#include "sroce.h"
 #include "stats.h"
+#include "xmit.h"
 
 #define SROCE_L3_ROOM	(sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Memory regions (mr.c): keys, access checks, address translation, and
+ * copies to and from registered memory.
+ */
+#ifndef _SROCE_MR_H
+#define _SROCE_MR_H
+
+#include <linux/completion.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+struct sk_buff;
+struct sroce_dev;
+struct sroce_odp_miss;
+struct sroce_qp;
+
+/* A length for sroce_mr_get(): the whole region or window, any address. */
+#define SROCE_LEN_WHOLE		U64_MAX
+
+/**
+ * struct sroce_mr - a memory region
+ * @ibmr: the RDMA core's MR; lkey and rkey are equal
+ * @umem: the user memory, NULL for a DMA region
+ * @pages: the pages of a pinned @umem, in order
+ * @npages: entries in @pages
+ * @iova: the address the region starts at, as the consumer sees it
+ * @length: bytes in the region
+ * @offset: offset of @iova in the first page
+ * @access: IB_ACCESS_* rights
+ * @index: position in the device's MR table, the key's upper 24 bits
+ * @ref: lookups in flight, plus one for the table
+ * @released: completed when @ref reaches zero
+ * @valid: the key may be used; cleared by invalidation
+ * @rcu: frees the region after the lookups that may have found it
+ * @kernel_va: a DMA region of a kernel consumer: its addresses are kernel
+ *	virtual addresses (the device uses virtual DMA), covering all memory
+ * @kbufs: a fast-registration region's buffers: the kernel addresses of
+ *	its pages of ibmr.page_size bytes, set by map_mr_sg
+ * @nbufs: entries of @kbufs in use
+ * @max_bufs: entries @kbufs has room for
+ * @map_fbo: offset of the first mapped byte in the first buffer
+ * @bound_mws: memory windows bound to the region; it cannot be
+ *	deregistered while there are any
+ * @odp: @umem is an on-demand paging umem, not pinned (odp.c)
+ * @odp_lock: held for reading while the data path uses pages of an @odp
+ *	region, for writing while the MMU notifier unmaps them
+ */
+struct sroce_mr {
+	struct ib_mr		ibmr;
+	struct ib_umem		*umem;
+	struct page		**pages;
+	unsigned long		npages;
+	u64			iova;
+	u64			length;
+	unsigned int		offset;
+	int			access;
+	u32			index;
+	refcount_t		ref;
+	struct completion	released;
+	bool			valid;
+	struct rcu_head		rcu;
+	bool			kernel_va;
+	u64			*kbufs;
+	u32			nbufs;
+	u32			max_bufs;
+	u32			map_fbo;
+	atomic_t		bound_mws;
+	bool			odp;
+	rwlock_t		odp_lock;	/* see above */
+};
+
+static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct sroce_mr, ibmr);
+}
+
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
+			      struct ib_pd *pd, int access, u64 iova, u64 len,
+			      const struct sroce_qp *remote_qp);
+void sroce_mr_put(struct sroce_mr *mr);
+int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd);
+int sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len,
+		     struct sroce_odp_miss *miss);
+int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
+		       struct sroce_odp_miss *miss);
+int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
+		      int offset, u32 len, struct sroce_odp_miss *miss);
+int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
+			  const struct ib_sge *sge, u32 num_sge, u32 offset,
+			  const struct sk_buff *skb, int skb_off, u32 len,
+			  struct sroce_odp_miss *miss);
+int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
+		      const struct ib_sge *sge, u32 num_sge, u32 offset,
+		      const void *src, u32 len, struct sroce_odp_miss *miss);
+
+/**
+ * struct sroce_atomic_op - an atomic operation on 8 bytes of a region
+ * @opcode: SROCE_OP_CMP_SWAP, SROCE_OP_FETCH_ADD or SROCE_OP_ATOMIC_WRITE
+ * @cmp: the compare value of a compare and swap
+ * @val: the swap value, the addend, or the value written
+ * @orig: set to the bytes before the operation
+ */
+struct sroce_atomic_op {
+	u8	opcode;
+	u64	cmp;
+	u64	val;
+	u64	orig;
+};
+
+int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, struct sroce_atomic_op *op,
+		    struct sroce_odp_miss *miss);
+
+/* The verbs, for verbs.c's operations table. */
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int sroce_mr_fast_reg(struct ib_pd *pd, struct ib_mr *ibmr, u32 key,
+		      int access);
+
+#endif /* _SROCE_MR_H */

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * RoCEv2 packets: building and transmitting them (xmit.c), and the payload
+ * length of received ones.
+ */
+#ifndef _SROCE_XMIT_H
+#define _SROCE_XMIT_H
+
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+
+#include <sroce/wire.h>
+
+struct sroce_av;
+struct sroce_qp;
+
+/**
+ * struct sroce_pkt - a request or response being built
+ * @skb: the buffer; its data starts at the BTH
+ * @bth: the BTH fields
+ * @info: the opcode's description
+ * @payload: bytes of payload appended after the headers
+ */
+struct sroce_pkt {
+	struct sk_buff		*skb;
+	struct sroce_bth_fields	bth;
+	const struct sroce_opcode_info *info;
+	u32			payload;
+};
+
+void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
+		      u32 payload);
+void *sroce_pkt_hdr(struct sroce_pkt *pkt, enum sroce_hdr hdr);
+int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
+		   struct sroce_pkt *pkt, u32 dqpn);
+void sroce_pkt_free(struct sroce_pkt *pkt);
+
+/**
+ * sroce_skb_payload() - payload bytes of a received packet
+ * @skb: the packet, validated on reception; data starts at the UDP header
+ * @bth: its BTH
+ * @info: its opcode
+ *
+ * For packets held back and handled later, the length computed on
+ * reception is computed again.
+ *
+ * Return: the payload length.
+ */
+static inline u32 sroce_skb_payload(const struct sk_buff *skb,
+				    const struct sroce_bth *bth,
+				    const struct sroce_opcode_info *info)
+{
+	return skb->len - sizeof(struct udphdr) - info->hdr_len -
+	       sroce_bth_pad(bth) - SROCE_ICRC_LEN;
+}
+
+bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter);
+bool sroce_tx_held(struct sroce_qp *qp);
+void sroce_tx_unwait(struct sroce_qp *qp);
+
+#endif /* _SROCE_XMIT_H */
