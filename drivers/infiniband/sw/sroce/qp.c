@@ -23,9 +23,9 @@
 #include "sroce.h"
 #include "srq.h"
 #include "stats.h"
+#include "txflow.h"
 #include "verbs.h"
 #include "wqe.h"
-#include "xmit.h"
 
 /* QP numbers 0 and 1 are the special QPs; data QPs start above. */
 #define SROCE_FIRST_QPN		16

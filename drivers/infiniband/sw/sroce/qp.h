@@ -239,12 +239,6 @@ struct sroce_qp {
 	bool			resp_throttled;
 };
 
-/* Bits of sroce_qp.tx_waiters: the work item to run when packets leave. */
-enum {
-	SROCE_TXW_REQ,
-	SROCE_TXW_RESP,
-};
-
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct sroce_qp, ibqp);

@@ -22,6 +22,7 @@
 #include "req.h"
 #include "sroce.h"
 #include "stats.h"
+#include "txflow.h"
 #include "wqe.h"
 #include "xmit.h"
 

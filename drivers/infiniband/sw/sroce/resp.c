@@ -23,6 +23,7 @@
 #include "resp.h"
 #include "sroce.h"
 #include "stats.h"
+#include "txflow.h"
 #include "wqe.h"
 #include "xmit.h"
 

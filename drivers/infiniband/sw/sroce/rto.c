@@ -22,7 +22,7 @@
 
 #include "comp.h"
 #include "qp.h"
-#include "xmit.h"
+#include "txflow.h"
 
 /* Timeouts in a row that still double the wait: up to four times. */
 #define SROCE_RTO_BACKOFF_MAX	2

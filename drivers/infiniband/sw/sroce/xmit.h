@@ -54,8 +54,4 @@ static inline u32 sroce_skb_payload(const struct sk_buff *skb,
 	       sroce_bth_pad(bth) - SROCE_ICRC_LEN;
 }
 
-bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter);
-bool sroce_tx_held(struct sroce_qp *qp);
-void sroce_tx_unwait(struct sroce_qp *qp);
-
 #endif /* _SROCE_XMIT_H */
