@@ -81,7 +81,7 @@ static void sroce_comp_post(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 
 /**
  * sroce_comp_retire() - retire finished WQEs in order
- * @qp: the QP; sq_lock held
+ * @qp: the QP; req.lock held
  *
  * Each finished WQE frees its ring slot and, when signaled or failed,
  * completes. A failure stops the send queue; the QP then moves to the
@@ -89,17 +89,17 @@ static void sroce_comp_post(struct sroce_qp *qp, const struct sroce_swqe *wqe)
  */
 void sroce_comp_retire(struct sroce_qp *qp)
 {
-	lockdep_assert_held(&qp->sq_lock);
+	lockdep_assert_held(&qp->req.lock);
 
-	while (qp->sq_tail != qp->sq_next) {
-		struct sroce_swqe *wqe = &qp->swqe[qp->sq_tail];
+	while (qp->req.tail != qp->req.next) {
+		struct sroce_swqe *wqe = &qp->req.swqe[qp->req.tail];
 		bool failed = wqe->status != IB_WC_SUCCESS;
 
 		if (wqe->state != SROCE_SWQE_DONE)
 			break;
 		/* The slot is free before the consumer sees the completion. */
-		qp->sq_tail = sroce_queue_next(&qp->sq, qp->sq_tail);
-		sroce_queue_store_consumer(&qp->sq, qp->sq_tail);
+		qp->req.tail = sroce_queue_next(&qp->req.sq, qp->req.tail);
+		sroce_queue_store_consumer(&qp->req.sq, qp->req.tail);
 		/* A kernel consumer may destroy the AH once it completes. */
 		if (wqe->ah)
 			sroce_ah_put(wqe->ah);
@@ -110,8 +110,8 @@ void sroce_comp_retire(struct sroce_qp *qp)
 		wqe->state = SROCE_SWQE_NEW;
 		wqe->psn_valid = false;
 		if (failed) {
-			qp->sq_fatal = true;
-			queue_work(system_unbound_wq, &qp->req_work);
+			qp->req.fatal = true;
+			queue_work(system_unbound_wq, &qp->req.work);
 			break;
 		}
 	}
@@ -119,38 +119,39 @@ void sroce_comp_retire(struct sroce_qp *qp)
 
 static bool sroce_comp_outstanding(struct sroce_qp *qp)
 {
-	return qp->una_psn != qp->req_psn;
+	return qp->comp.una_psn != qp->req.psn;
 }
 
 /**
  * sroce_comp_arm_retrans() - keep the retransmission timer running while
  * requests are unacknowledged
- * @qp: an RC QP; sq_lock held
+ * @qp: an RC QP; req.lock held
  */
 void sroce_comp_arm_retrans(struct sroce_qp *qp)
 {
 	if (!qp->timeout || !sroce_comp_outstanding(qp)) {
-		del_timer(&qp->retrans_timer);
+		del_timer(&qp->comp.retrans_timer);
 		return;
 	}
-	if (!timer_pending(&qp->retrans_timer))
-		mod_timer(&qp->retrans_timer,
+	if (!timer_pending(&qp->comp.retrans_timer))
+		mod_timer(&qp->comp.retrans_timer,
 			  jiffies + sroce_rto_interval(qp));
 }
 
 static void sroce_comp_progress(struct sroce_qp *qp, u32 psn)
 {
 	u32 next = sroce_psn_add(psn, 1);
-	s32 acked = sroce_psn_diff(next, qp->una_psn);
+	s32 acked = sroce_psn_diff(next, qp->comp.una_psn);
 
 	if (acked > 0) {
-		qp->una_psn = next;
+		qp->comp.una_psn = next;
 		sroce_rto_acked(qp, next);
-		qp->read_rewound = false;
-		qp->cwnd = min_t(u32, qp->cwnd + acked, SROCE_WINDOW_MAX);
-		qp->retries = qp->retry_cnt;
+		qp->comp.read_rewound = false;
+		qp->req.cwnd = min_t(u32, qp->req.cwnd + acked,
+				     SROCE_WINDOW_MAX);
+		qp->comp.retries = qp->retry_cnt;
 		if (qp->timeout && sroce_comp_outstanding(qp))
-			mod_timer(&qp->retrans_timer,
+			mod_timer(&qp->comp.retrans_timer,
 				  jiffies + sroce_rto_interval(qp));
 	}
 }
@@ -162,12 +163,13 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 psn)
  */
 static u32 sroce_comp_find(struct sroce_qp *qp, u32 psn, bool *found)
 {
-	u32 n = sroce_queue_count(&qp->sq, qp->sq_seen, qp->sq_tail);
+	u32 n = sroce_queue_count(&qp->req.sq, qp->req.seen, qp->req.tail);
 	u32 idx;
 
 	*found = false;
-	for (idx = qp->sq_tail; n--; idx = sroce_queue_next(&qp->sq, idx)) {
-		struct sroce_swqe *wqe = &qp->swqe[idx];
+	for (idx = qp->req.tail; n--;
+	     idx = sroce_queue_next(&qp->req.sq, idx)) {
+		struct sroce_swqe *wqe = &qp->req.swqe[idx];
 
 		if (wqe->state == SROCE_SWQE_DONE)
 			continue;
@@ -194,26 +196,26 @@ static void sroce_comp_seek(struct sroce_qp *qp, u32 psn)
 	bool found;
 
 	idx = sroce_comp_find(qp, psn, &found);
-	if (!found && psn != qp->sent_psn)
+	if (!found && psn != qp->req.sent_psn)
 		return;
 
-	qp->rd_atomic_out = 0;
-	for (i = qp->sq_tail; i != idx; i = sroce_queue_next(&qp->sq, i)) {
-		struct sroce_swqe *wqe = &qp->swqe[i];
+	qp->req.rd_atomic_out = 0;
+	for (i = qp->req.tail; i != idx; i = sroce_queue_next(&qp->req.sq, i)) {
+		struct sroce_swqe *wqe = &qp->req.swqe[i];
 
 		if (wqe->state == SROCE_SWQE_DONE)
 			continue;
 		wqe->state = SROCE_SWQE_PENDING;
 		if (sroce_swqe_is_rd_atomic(wqe))
-			qp->rd_atomic_out++;
+			qp->req.rd_atomic_out++;
 	}
-	n = sroce_queue_count(&qp->sq, qp->sq_seen, idx);
-	for (i = idx; n--; i = sroce_queue_next(&qp->sq, i))
-		if (qp->swqe[i].state != SROCE_SWQE_DONE)
-			qp->swqe[i].state = SROCE_SWQE_NEW;
+	n = sroce_queue_count(&qp->req.sq, qp->req.seen, idx);
+	for (i = idx; n--; i = sroce_queue_next(&qp->req.sq, i))
+		if (qp->req.swqe[i].state != SROCE_SWQE_DONE)
+			qp->req.swqe[i].state = SROCE_SWQE_NEW;
 
 	if (found) {
-		struct sroce_swqe *wqe = &qp->swqe[idx];
+		struct sroce_swqe *wqe = &qp->req.swqe[idx];
 
 		wqe->state = SROCE_SWQE_SENDING;
 		if (!sroce_swqe_is_rd_atomic(wqe))
@@ -222,9 +224,9 @@ static void sroce_comp_seek(struct sroce_qp *qp, u32 psn)
 		else if (wqe->wr.opcode != IB_UVERBS_WR_RDMA_READ)
 			wqe->sent = 0;
 	}
-	qp->sq_next = idx;
-	qp->req_psn = psn;
-	qp->pkts_since_ackreq = 0;
+	qp->req.next = idx;
+	qp->req.psn = psn;
+	qp->req.pkts_since_ackreq = 0;
 	sroce_rto_rewound(qp);
 	sroce_stat_inc(qp->sdev, SROCE_STAT_COMPLETER_RETRY);
 }
@@ -250,9 +252,9 @@ static bool sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 {
 	u32 idx;
 
-	for (idx = qp->sq_tail; idx != qp->sq_next;
-	     idx = sroce_queue_next(&qp->sq, idx)) {
-		struct sroce_swqe *wqe = &qp->swqe[idx];
+	for (idx = qp->req.tail; idx != qp->req.next;
+	     idx = sroce_queue_next(&qp->req.sq, idx)) {
+		struct sroce_swqe *wqe = &qp->req.swqe[idx];
 
 		if (wqe->state == SROCE_SWQE_DONE)
 			continue;
@@ -263,8 +265,8 @@ static bool sroce_comp_ack(struct sroce_qp *qp, u32 psn)
 			 * Responses sent before the responder saw our
 			 * re-request keep coming: ask once, until progress.
 			 */
-			if (!qp->read_rewound) {
-				qp->read_rewound = true;
+			if (!qp->comp.read_rewound) {
+				qp->comp.read_rewound = true;
 				sroce_comp_rewind(qp, sroce_comp_read_next(qp, wqe));
 			}
 			return false;
@@ -283,15 +285,15 @@ static void sroce_comp_fail(struct sroce_qp *qp, u32 psn,
 
 	if (!found)
 		return;
-	qp->swqe[idx].status = status;
-	qp->swqe[idx].state = SROCE_SWQE_DONE;
-	if (idx == qp->sq_next)
-		qp->sq_next = sroce_queue_next(&qp->sq, idx);
+	qp->req.swqe[idx].status = status;
+	qp->req.swqe[idx].state = SROCE_SWQE_DONE;
+	if (idx == qp->req.next)
+		qp->req.next = sroce_queue_next(&qp->req.sq, idx);
 }
 
 /*
  * A response found pages of an on-demand region unmapped: it is kept, and
- * handled again as soon as @req_work has faulted them in (so that pages
+ * handled again as soon as req.work has faulted them in (so that pages
  * taken away again and again cannot starve it); the responses that follow
  * it are dropped meanwhile instead of each asking again, and are asked for
  * again afterwards.
@@ -300,30 +302,30 @@ static void sroce_comp_miss(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
 			    bool recorded)
 {
 	if (recorded) {
-		qp->req_miss_psn = psn;
-		qp->req_miss_skb = skb_get(skb);
+		qp->req.miss_psn = psn;
+		qp->req.miss_skb = skb_get(skb);
 	}
-	qp->req_miss_rewind = true;
-	qp->read_rewound = true;
-	queue_work(system_unbound_wq, &qp->req_work);
+	qp->req.miss_rewind = true;
+	qp->comp.read_rewound = true;
+	queue_work(system_unbound_wq, &qp->req.work);
 }
 
 /**
  * sroce_comp_resend() - ask again for everything not yet acknowledged
- * @qp: an RC QP; sq_lock held
+ * @qp: an RC QP; req.lock held
  */
 void sroce_comp_resend(struct sroce_qp *qp)
 {
 	if (!sroce_comp_outstanding(qp))
 		return;
-	qp->read_rewound = false;
-	sroce_comp_rewind(qp, qp->una_psn);
+	qp->comp.read_rewound = false;
+	sroce_comp_rewind(qp, qp->comp.una_psn);
 }
 
 /**
  * sroce_comp_fault_failed() - fail the WQE whose response needed pages
  * that could not be faulted in
- * @qp: an RC QP; sq_lock held
+ * @qp: an RC QP; req.lock held
  * @psn: the response's PSN
  */
 void sroce_comp_fault_failed(struct sroce_qp *qp, u32 psn)
@@ -336,8 +338,8 @@ static void sroce_comp_rd_atomic_done(struct sroce_qp *qp,
 				      struct sroce_swqe *wqe)
 {
 	wqe->state = SROCE_SWQE_DONE;
-	if (!WARN_ON_ONCE(!qp->rd_atomic_out))
-		qp->rd_atomic_out--;
+	if (!WARN_ON_ONCE(!qp->req.rd_atomic_out))
+		qp->req.rd_atomic_out--;
 }
 
 static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
@@ -351,7 +353,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	int err;
 
 	idx = sroce_comp_find(qp, psn, &found);
-	wqe = &qp->swqe[idx];
+	wqe = &qp->req.swqe[idx];
 	if (!found || !sroce_is_read_resp_wqe(wqe)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		return;
@@ -360,21 +362,21 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 	 * A response acknowledges the requests before its READ, not the
 	 * READ's own earlier responses: those may be the ones lost.
 	 */
-	if (sroce_psn_diff(wqe->first_psn, qp->una_psn) > 0 &&
+	if (sroce_psn_diff(wqe->first_psn, qp->comp.una_psn) > 0 &&
 	    !sroce_comp_ack(qp, sroce_psn_add(wqe->first_psn, -1)))
 		return;
 
 	expect = sroce_comp_read_next(qp, wqe);
 	if (psn != expect) {
-		if (sroce_psn_diff(psn, expect) > 0 && !qp->read_rewound) {
+		if (sroce_psn_diff(psn, expect) > 0 && !qp->comp.read_rewound) {
 			/* A response was lost: ask for the rest again. */
-			qp->read_rewound = true;
+			qp->comp.read_rewound = true;
 			sroce_comp_rewind(qp, expect);
 		}
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		return;
 	}
-	qp->read_rewound = false;
+	qp->comp.read_rewound = false;
 
 	left = wqe->length - wqe->sent;
 	if (payload != min(left, qp->mtu) ||
@@ -383,10 +385,10 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_comp_fail(qp, psn, IB_WC_BAD_RESP_ERR);
 		return;
 	}
-	recorded = !qp->req_miss.mr;
+	recorded = !qp->req.miss.mr;
 	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, wqe->sge,
 				    wqe->num_sge, wqe->sent, skb, off, payload,
-				    &qp->req_miss);
+				    &qp->req.miss);
 	if (err == -EAGAIN) {
 		sroce_comp_miss(qp, skb, psn, recorded);
 		return;
@@ -405,11 +407,12 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 			 * the response's, where a go-back left it.
 			 */
 			wqe->state = SROCE_SWQE_PENDING;
-			qp->rd_atomic_out++;
-			if (qp->sq_next == idx)
-				qp->sq_next = sroce_queue_next(&qp->sq, idx);
-			if (sroce_psn_diff(qp->req_psn, wqe->last_psn) <= 0)
-				qp->req_psn = sroce_psn_add(wqe->last_psn, 1);
+			qp->req.rd_atomic_out++;
+			if (qp->req.next == idx)
+				qp->req.next = sroce_queue_next(&qp->req.sq,
+								idx);
+			if (sroce_psn_diff(qp->req.psn, wqe->last_psn) <= 0)
+				qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 		}
 		sroce_comp_rd_atomic_done(qp, wqe);
 	}
@@ -425,10 +428,11 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
 	u32 idx;
 	int err;
 
-	if (psn != qp->una_psn && !sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
+	if (psn != qp->comp.una_psn &&
+	    !sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
 		return;
 	idx = sroce_comp_find(qp, psn, &found);
-	wqe = &qp->swqe[idx];
+	wqe = &qp->req.swqe[idx];
 	if (!found || wqe->state != SROCE_SWQE_PENDING ||
 	    !sroce_swqe_is_rd_atomic(wqe) || sroce_is_read_resp_wqe(wqe)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
@@ -438,9 +442,9 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
 	      info->offset[SROCE_HDR_ATMACK];
 	orig = be64_to_cpu(ack->orig);
 	wqe->atomic_orig = orig;
-	recorded = !qp->req_miss.mr;
+	recorded = !qp->req.miss.mr;
 	err = sroce_sge_scatter(qp->sdev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
-				0, &orig, sizeof(orig), &qp->req_miss);
+				0, &orig, sizeof(orig), &qp->req.miss);
 	if (err == -EAGAIN) {
 		sroce_comp_miss(qp, skb, psn, recorded);
 		return;
@@ -456,20 +460,21 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
 static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 code)
 {
 	sroce_stat_inc(qp->sdev, SROCE_STAT_RNR_NAK_RCVD);
-	if (psn != qp->una_psn && !sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
+	if (psn != qp->comp.una_psn &&
+	    !sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
 		return;
-	if (!qp->rnr_retries) {
+	if (!qp->comp.rnr_retries) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RNR_RETRY_EXCEEDED);
 		sroce_comp_fail(qp, psn, IB_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
 	/* An RNR retry count of 7 means "retry forever". */
 	if (qp->rnr_retry != 7)
-		qp->rnr_retries--;
+		qp->comp.rnr_retries--;
 	sroce_comp_rewind(qp, psn);
-	qp->rnr_wait = true;
-	del_timer(&qp->retrans_timer);
-	mod_timer(&qp->rnr_timer,
+	qp->comp.rnr_wait = true;
+	del_timer(&qp->comp.retrans_timer);
+	mod_timer(&qp->comp.rnr_timer,
 		  jiffies + usecs_to_jiffies(sroce_rnr_usecs[code & 0x1f]) + 1);
 }
 
@@ -479,8 +484,8 @@ static void sroce_comp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 
 	if (code == SROCE_NAK_PSN_SEQ_ERR) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_SEQ_NAK_RCVD);
-		qp->cwnd = max_t(u32, qp->cwnd / 2, SROCE_WINDOW_MIN);
-		if (psn == qp->una_psn ||
+		qp->req.cwnd = max_t(u32, qp->req.cwnd / 2, SROCE_WINDOW_MIN);
+		if (psn == qp->comp.una_psn ||
 		    sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
 			sroce_comp_rewind(qp, psn);
 		return;
@@ -501,7 +506,8 @@ static void sroce_comp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 		status = IB_WC_REM_INV_REQ_ERR;
 		break;
 	}
-	if (psn == qp->una_psn || sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
+	if (psn == qp->comp.una_psn ||
+	    sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
 		sroce_comp_fail(qp, psn, status);
 }
 
@@ -541,20 +547,20 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 	u32 psn = sroce_bth_psn(bth);
 	enum ib_qp_state state;
 
-	spin_lock(&qp->sq_lock);
+	spin_lock(&qp->req.lock);
 	state = READ_ONCE(qp->state);
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QP_STATE);
 		goto out;
 	}
 	/* Only PSNs of requests sent and not yet acknowledged count. */
-	if (sroce_psn_diff(psn, qp->una_psn) < 0 ||
-	    sroce_psn_diff(psn, qp->sent_psn) >= 0) {
+	if (sroce_psn_diff(psn, qp->comp.una_psn) < 0 ||
+	    sroce_psn_diff(psn, qp->req.sent_psn) >= 0) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		goto out;
 	}
 	/* Requests sent before a go-back arrived after all: skip them. */
-	if (sroce_psn_diff(psn, qp->req_psn) >= 0)
+	if (sroce_psn_diff(psn, qp->req.psn) >= 0)
 		sroce_comp_seek(qp, (info->flags & SROCE_OPF_READ_RESP) ? psn :
 				    sroce_psn_add(psn, 1));
 
@@ -572,7 +578,7 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 	sroce_comp_retire(qp);
 	sroce_req_run(qp);
 out:
-	spin_unlock(&qp->sq_lock);
+	spin_unlock(&qp->req.lock);
 }
 
 /**
@@ -595,46 +601,47 @@ void sroce_comp_replay(struct sroce_qp *qp, struct sk_buff *skb)
 
 void sroce_retrans_timer(struct timer_list *t)
 {
-	struct sroce_qp *qp = from_timer(qp, t, retrans_timer);
+	struct sroce_qp *qp = from_timer(qp, t, comp.retrans_timer);
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	if (READ_ONCE(qp->state) != IB_QPS_RTS || !sroce_comp_outstanding(qp) ||
-	    qp->rnr_wait)
+	    qp->comp.rnr_wait)
 		goto out;
 	if (sroce_rto_defer(qp)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RETRANS_DEFERRED);
-		mod_timer(&qp->retrans_timer, jiffies + sroce_rto_interval(qp));
+		mod_timer(&qp->comp.retrans_timer,
+			  jiffies + sroce_rto_interval(qp));
 		goto out;
 	}
 
 	sroce_stat_inc(qp->sdev, SROCE_STAT_RETRANS_TIMEOUT);
-	if (!qp->retries) {
+	if (!qp->comp.retries) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RETRY_EXCEEDED);
-		sroce_comp_fail(qp, qp->una_psn, IB_WC_RETRY_EXC_ERR);
+		sroce_comp_fail(qp, qp->comp.una_psn, IB_WC_RETRY_EXC_ERR);
 		sroce_comp_retire(qp);
 		goto out;
 	}
-	qp->retries--;
-	qp->read_rewound = false;
-	qp->cwnd = SROCE_WINDOW_MIN;
+	qp->comp.retries--;
+	qp->comp.read_rewound = false;
+	qp->req.cwnd = SROCE_WINDOW_MIN;
 	sroce_rto_expired(qp);
-	sroce_comp_rewind(qp, qp->una_psn);
+	sroce_comp_rewind(qp, qp->comp.una_psn);
 	/*
 	 * Resend from the work item: many QPs timing out at once must not
 	 * keep the timer softirq busy with all their packets.
 	 */
-	queue_work(system_unbound_wq, &qp->req_work);
+	queue_work(system_unbound_wq, &qp->req.work);
 out:
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 }
 
 void sroce_rnr_timer(struct timer_list *t)
 {
-	struct sroce_qp *qp = from_timer(qp, t, rnr_timer);
+	struct sroce_qp *qp = from_timer(qp, t, comp.rnr_timer);
 
-	spin_lock_bh(&qp->sq_lock);
-	qp->rnr_wait = false;
+	spin_lock_bh(&qp->req.lock);
+	qp->comp.rnr_wait = false;
 	if (READ_ONCE(qp->state) == IB_QPS_RTS)
-		queue_work(system_unbound_wq, &qp->req_work);
-	spin_unlock_bh(&qp->sq_lock);
+		queue_work(system_unbound_wq, &qp->req.work);
+	spin_unlock_bh(&qp->req.lock);
 }

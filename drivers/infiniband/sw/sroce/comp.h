@@ -6,13 +6,60 @@
 #ifndef _SROCE_COMP_H
 #define _SROCE_COMP_H
 
+#include <linux/ktime.h>
+#include <linux/timer.h>
 #include <linux/types.h>
 
+#include <sroce/rto.h>
 #include <sroce/wire.h>
 
 struct sk_buff;
 struct sroce_qp;
-struct timer_list;
+
+/**
+ * struct sroce_comp - the completer's state of a QP
+ * @una_psn: oldest unacknowledged PSN
+ * @retries: transport retries left
+ * @rnr_retries: RNR retries left
+ * @rnr_wait: sending is paused by an RNR NAK
+ * @read_rewound: a READ or atomic response was found missing and the
+ *	request re-issued; later responses (sent before the responder saw the
+ *	re-request) are ignored instead of re-issuing it again, until progress
+ * @retrans_timer: local ACK timeout
+ * @rnr_timer: RNR back-off
+ *
+ * Locking: the fields are under the requester's lock (struct sroce_req);
+ * the timers run with it taken.
+ */
+struct sroce_comp {
+	u32			una_psn;
+	u8			retries;
+	u8			rnr_retries;
+	bool			rnr_wait;
+	bool			read_rewound;
+	struct timer_list	retrans_timer;
+	struct timer_list	rnr_timer;
+};
+
+/**
+ * struct sroce_rto - the retransmission timeout's state of a QP (rto.c)
+ * @backoff: retransmission timeouts in a row without progress
+ * @deferred: timer expiries in a row put off by sroce_rto_defer()
+ * @rtt_timing: a round trip is being timed, that of @rtt_psn
+ * @rtt_psn: the request PSN being timed, sent once only
+ * @rtt_start: when it was sent
+ * @rtt: the round-trip estimate, see rto.c
+ *
+ * Locking: under the requester's lock (struct sroce_req).
+ */
+struct sroce_rto {
+	u8			backoff;
+	u8			deferred;
+	bool			rtt_timing;
+	u32			rtt_psn;
+	ktime_t			rtt_start;
+	struct sroce_rtt	rtt;
+};
 
 void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		     const struct sroce_bth *bth,

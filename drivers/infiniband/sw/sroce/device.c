@@ -197,8 +197,8 @@ static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 	mutex_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcgs);
 	spin_lock_init(&sdev->atomic_lock);
-	spin_lock_init(&sdev->tx_wait_lock);
-	INIT_LIST_HEAD(&sdev->tx_wait);
+	spin_lock_init(&sdev->tx.wait_lock);
+	INIT_LIST_HEAD(&sdev->tx.wait);
 
 	dev_hold(ndev);
 	sdev->ndev = ndev;

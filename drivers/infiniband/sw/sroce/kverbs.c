@@ -31,7 +31,7 @@ static int sroce_kpost_inline(struct sroce_qp *qp, const struct ib_send_wr *wr,
 	for (i = 0; i < wr->num_sge; i++) {
 		const struct ib_sge *sge = &wr->sg_list[i];
 
-		if (sge->length > qp->max_inline - len)
+		if (sge->length > qp->req.max_inline - len)
 			return -EINVAL;
 		memcpy(uwqe->dma.inline_data + len,
 		       (void *)(uintptr_t)sge->addr, sge->length);
@@ -47,7 +47,7 @@ static int sroce_kpost_sges(struct sroce_qp *qp, const struct ib_send_wr *wr,
 	u64 len = 0;
 	int i;
 
-	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+	if (wr->num_sge < 0 || wr->num_sge > qp->req.max_sge)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++) {
 		uwqe->dma.sge[i].addr = wr->sg_list[i].addr;
@@ -116,7 +116,7 @@ static int sroce_kpost_remote(struct sroce_qp *qp, const struct ib_send_wr *wr,
 static int sroce_kpost_send_one(struct sroce_qp *qp, const struct ib_send_wr *wr,
 				u32 prod)
 {
-	struct rxe_send_wqe *uwqe = sroce_queue_slot(&qp->sq, prod);
+	struct rxe_send_wqe *uwqe = sroce_queue_slot(&qp->req.sq, prod);
 	struct sroce_ah *ah = NULL;
 	int err;
 
@@ -142,7 +142,7 @@ static int sroce_kpost_send_one(struct sroce_qp *qp, const struct ib_send_wr *wr
 		return err;
 	}
 	/* The slot's private half: the AH travels with a reference. */
-	qp->swqe[prod & qp->sq.mask].kah = ah;
+	qp->req.swqe[prod & qp->req.sq.mask].kah = ah;
 	return 0;
 }
 
@@ -164,18 +164,18 @@ int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
 	int err = 0;
 
 	spin_lock_irqsave(&qp->kpost_lock, flags);
-	prod = sroce_queue_load_producer(&qp->sq);
+	prod = sroce_queue_load_producer(&qp->req.sq);
 	for (; wr; wr = wr->next) {
-		if (sroce_queue_next(&qp->sq, prod) ==
-		    sroce_queue_load_consumer(&qp->sq)) {
+		if (sroce_queue_next(&qp->req.sq, prod) ==
+		    sroce_queue_load_consumer(&qp->req.sq)) {
 			err = -ENOMEM;
 			break;
 		}
 		err = sroce_kpost_send_one(qp, wr, prod);
 		if (err)
 			break;
-		prod = sroce_queue_next(&qp->sq, prod);
-		sroce_queue_store_producer(&qp->sq, prod);
+		prod = sroce_queue_next(&qp->req.sq, prod);
+		sroce_queue_store_producer(&qp->req.sq, prod);
 	}
 	spin_unlock_irqrestore(&qp->kpost_lock, flags);
 	*bad_wr = wr;
@@ -234,7 +234,7 @@ int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
 	int err;
 
 	spin_lock_irqsave(&qp->kpost_lock, flags);
-	err = sroce_kpost_recv_ring(&qp->rq, qp->max_recv_sge, wr, bad_wr);
+	err = sroce_kpost_recv_ring(&qp->resp.rq, qp->resp.max_sge, wr, bad_wr);
 	spin_unlock_irqrestore(&qp->kpost_lock, flags);
 	return err;
 }

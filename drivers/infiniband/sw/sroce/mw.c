@@ -98,7 +98,7 @@ static bool sroce_mw_bind_ok(struct sroce_mr *mr, int access, u64 addr,
  * @len: its length; 0 unbinds a type 1 window
  * @access: remote rights through it
  *
- * Context: the requester, the QP's sq_lock held.
+ * Context: the requester, the QP's req.lock held.
  * Return: 0, or -EINVAL for any violation of the binding rules
  * (completed as MW_BIND_ERR).
  */

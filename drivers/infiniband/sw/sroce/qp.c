@@ -81,21 +81,22 @@ static int sroce_qp_init_sq(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 
 	/* What a WQE slot can hold is what the consumer may use. */
 	area = max_t(u32, area, sizeof(struct rxe_sge));
-	qp->max_send_sge = min_t(u32, area / sizeof(struct rxe_sge),
-				 SROCE_MAX_SGE);
-	qp->max_inline = min_t(u32, area, SROCE_MAX_INLINE);
-	cap->max_send_sge = qp->max_send_sge;
-	cap->max_inline_data = qp->max_inline;
+	qp->req.max_sge = min_t(u32, area / sizeof(struct rxe_sge),
+				SROCE_MAX_SGE);
+	qp->req.max_inline = min_t(u32, area, SROCE_MAX_INLINE);
+	cap->max_send_sge = qp->req.max_sge;
+	cap->max_inline_data = qp->req.max_inline;
 
-	err = sroce_queue_init(&qp->sq, udata, max(cap->max_send_wr, 1U),
+	err = sroce_queue_init(&qp->req.sq, udata, max(cap->max_send_wr, 1U),
 			       SROCE_SEND_WQE_HDR + area, mi);
 	if (err)
 		return err;
-	cap->max_send_wr = qp->sq.mask;
+	cap->max_send_wr = qp->req.sq.mask;
 
-	qp->swqe = vzalloc(array_size(qp->sq.mask + 1, sizeof(*qp->swqe)));
-	if (!qp->swqe) {
-		sroce_queue_free(&qp->sq);
+	qp->req.swqe = vzalloc(array_size(qp->req.sq.mask + 1,
+					  sizeof(*qp->req.swqe)));
+	if (!qp->req.swqe) {
+		sroce_queue_free(&qp->req.sq);
 		return -ENOMEM;
 	}
 	return 0;
@@ -107,14 +108,14 @@ static int sroce_qp_init_rq(struct sroce_qp *qp, struct ib_qp_init_attr *init,
 	struct ib_qp_cap *cap = &init->cap;
 	int err;
 
-	qp->max_recv_sge = max(cap->max_recv_sge, 1U);
-	err = sroce_queue_init(&qp->rq, udata, max(cap->max_recv_wr, 1U),
+	qp->resp.max_sge = max(cap->max_recv_sge, 1U);
+	err = sroce_queue_init(&qp->resp.rq, udata, max(cap->max_recv_wr, 1U),
 			       SROCE_RECV_WQE_HDR +
-			       qp->max_recv_sge * sizeof(struct rxe_sge), mi);
+			       qp->resp.max_sge * sizeof(struct rxe_sge), mi);
 	if (err)
 		return err;
-	cap->max_recv_sge = qp->max_recv_sge;
-	cap->max_recv_wr = qp->rq.mask;
+	cap->max_recv_sge = qp->resp.max_sge;
+	cap->max_recv_wr = qp->resp.rq.mask;
 	return 0;
 }
 
@@ -123,15 +124,15 @@ static void sroce_qp_init_state(struct sroce_qp *qp)
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
 	mutex_init(&qp->attr_lock);
-	spin_lock_init(&qp->sq_lock);
-	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->req.lock);
+	spin_lock_init(&qp->resp.lock);
 	spin_lock_init(&qp->kpost_lock);
-	timer_setup(&qp->retrans_timer, sroce_retrans_timer, 0);
-	timer_setup(&qp->rnr_timer, sroce_rnr_timer, 0);
-	INIT_WORK(&qp->resp_work, sroce_resp_work);
-	INIT_WORK(&qp->req_work, sroce_req_work);
-	skb_queue_head_init(&qp->resp_backlog);
-	INIT_LIST_HEAD(&qp->tx_wait_entry);
+	timer_setup(&qp->comp.retrans_timer, sroce_retrans_timer, 0);
+	timer_setup(&qp->comp.rnr_timer, sroce_rnr_timer, 0);
+	INIT_WORK(&qp->resp.work, sroce_resp_work);
+	INIT_WORK(&qp->req.work, sroce_req_work);
+	skb_queue_head_init(&qp->resp.backlog);
+	INIT_LIST_HEAD(&qp->tx.wait_entry);
 	qp->state = IB_QPS_RESET;
 	qp->mtu = 256;
 	qp->max_rd_atomic = 1;
@@ -177,9 +178,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->rcq = to_scq(init->recv_cq);
 	sroce_qp_init_state(qp);
 
-	qp->rd_res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->rd_res),
-			     GFP_KERNEL);
-	if (!qp->rd_res)
+	qp->resp.rd_res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->resp.rd_res),
+				  GFP_KERNEL);
+	if (!qp->resp.rd_res)
 		return -ENOMEM;
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
@@ -189,7 +190,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_dst_cache;
 	if (init->srq) {
 		/* The receive ring of an SRQ QP stays empty and unmapped. */
-		qp->srq = to_ssrq(init->srq);
+		qp->resp.srq = to_ssrq(init->srq);
 		init->cap.max_recv_wr = 0;
 		init->cap.max_recv_sge = 0;
 	} else {
@@ -222,14 +223,14 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_erase:
 	xa_erase(&sdev->qps, qpn);
 err_free_rq:
-	sroce_queue_free(&qp->rq);
+	sroce_queue_free(&qp->resp.rq);
 err_free_sq:
-	vfree(qp->swqe);
-	sroce_queue_free(&qp->sq);
+	vfree(qp->req.swqe);
+	sroce_queue_free(&qp->req.sq);
 err_dst_cache:
 	dst_cache_destroy(&qp->dst_cache);
 err_free_res:
-	kfree(qp->rd_res);
+	kfree(qp->resp.rd_res);
 	return err;
 }
 
@@ -308,11 +309,11 @@ static void sroce_qp_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->max_dest_rd_atomic = max_t(u8, attr->max_dest_rd_atomic, 1);
 	if (mask & IB_QP_RQ_PSN)
-		qp->epsn = attr->rq_psn & SROCE_PSN_MASK;
+		qp->resp.epsn = attr->rq_psn & SROCE_PSN_MASK;
 	if (mask & IB_QP_SQ_PSN) {
-		qp->req_psn = attr->sq_psn & SROCE_PSN_MASK;
-		qp->una_psn = qp->req_psn;
-		qp->sent_psn = qp->req_psn;
+		qp->req.psn = attr->sq_psn & SROCE_PSN_MASK;
+		qp->comp.una_psn = qp->req.psn;
+		qp->req.sent_psn = qp->req.psn;
 	}
 }
 
@@ -332,38 +333,38 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 {
 	u32 i;
 
-	for (i = 0; i <= qp->sq.mask; i++) {
-		sroce_swqe_drop_ahs(&qp->swqe[i]);
-		qp->swqe[i].state = SROCE_SWQE_NEW;
-		qp->swqe[i].psn_valid = false;
+	for (i = 0; i <= qp->req.sq.mask; i++) {
+		sroce_swqe_drop_ahs(&qp->req.swqe[i]);
+		qp->req.swqe[i].state = SROCE_SWQE_NEW;
+		qp->req.swqe[i].psn_valid = false;
 	}
-	qp->sq_tail = 0;
-	qp->sq_next = 0;
-	qp->sq_seen = 0;
-	qp->rd_atomic_out = 0;
-	qp->rnr_wait = false;
-	qp->sq_fatal = false;
-	qp->read_rewound = false;
-	sroce_odp_miss_clear(&qp->req_miss);
-	kfree_skb(qp->req_miss_skb);
-	qp->req_miss_skb = NULL;
-	qp->req_miss_rewind = false;
-	qp->req_nofault = false;
-	qp->pkts_since_ackreq = 0;
+	qp->req.tail = 0;
+	qp->req.next = 0;
+	qp->req.seen = 0;
+	qp->req.rd_atomic_out = 0;
+	qp->comp.rnr_wait = false;
+	qp->req.fatal = false;
+	qp->comp.read_rewound = false;
+	sroce_odp_miss_clear(&qp->req.miss);
+	kfree_skb(qp->req.miss_skb);
+	qp->req.miss_skb = NULL;
+	qp->req.miss_rewind = false;
+	qp->req.nofault = false;
+	qp->req.pkts_since_ackreq = 0;
 	sroce_rto_reset(qp);
-	sroce_queue_store_consumer(&qp->sq, 0);
+	sroce_queue_store_consumer(&qp->req.sq, 0);
 	/* A kernel consumer's posts are gone with the rest. */
 	if (!qp->is_user)
-		sroce_queue_store_producer(&qp->sq, 0);
-	qp->rq_tail = 0;
-	qp->rwqe_valid = false;
-	qp->recv_offset = 0;
-	qp->msn = 0;
-	qp->resp_fatal = false;
-	if (!qp->srq) {
-		sroce_queue_store_consumer(&qp->rq, 0);
+		sroce_queue_store_producer(&qp->req.sq, 0);
+	qp->resp.tail = 0;
+	qp->resp.rwqe_valid = false;
+	qp->resp.recv_offset = 0;
+	qp->resp.msn = 0;
+	qp->resp.fatal = false;
+	if (!qp->resp.srq) {
+		sroce_queue_store_consumer(&qp->resp.rq, 0);
 		if (!qp->is_user)
-			sroce_queue_store_producer(&qp->rq, 0);
+			sroce_queue_store_producer(&qp->resp.rq, 0);
 	}
 	sroce_resp_release(qp);
 }
@@ -381,7 +382,7 @@ static void sroce_qp_srq_last_wqe(struct sroce_qp *qp)
 		.event = IB_EVENT_QP_LAST_WQE_REACHED,
 	};
 
-	if (qp->srq && qp->ibqp.event_handler)
+	if (qp->resp.srq && qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
@@ -389,20 +390,20 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 {
 	enum ib_qp_state old;
 
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
 	old = qp->state;
 	if (state == IB_QPS_RESET)
 		sroce_qp_reset(qp);
 	WRITE_ONCE(qp->state, state);
 	if (state == IB_QPS_RTS) {
-		qp->retries = qp->retry_cnt;
-		qp->rnr_retries = qp->rnr_retry;
-		qp->cwnd = SROCE_WINDOW_MAX;
-		qp->backoff = 0;
+		qp->comp.retries = qp->retry_cnt;
+		qp->comp.rnr_retries = qp->rnr_retry;
+		qp->req.cwnd = SROCE_WINDOW_MAX;
+		qp->rto.backoff = 0;
 	}
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock(&qp->resp.lock);
+	spin_unlock_bh(&qp->req.lock);
 
 	if (state == IB_QPS_ERR) {
 		sroce_qp_flush_sq(qp);
@@ -411,9 +412,9 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 			sroce_qp_srq_last_wqe(qp);
 	} else if (state == IB_QPS_RTS) {
 		/* WQEs posted before RTS go out now (their doorbell failed). */
-		spin_lock_bh(&qp->sq_lock);
+		spin_lock_bh(&qp->req.lock);
 		sroce_req_run(qp);
-		spin_unlock_bh(&qp->sq_lock);
+		spin_unlock_bh(&qp->req.lock);
 	}
 }
 
@@ -442,11 +443,11 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (err)
 		goto out;
 
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
 	sroce_qp_apply_attr(qp, attr, mask);
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock(&qp->resp.lock);
+	spin_unlock_bh(&qp->req.lock);
 
 	if (mask & IB_QP_STATE)
 		sroce_qp_set_state(qp, next);
@@ -468,8 +469,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cur_qp_state = attr->qp_state;
 	attr->path_mtu = ib_mtu_int_to_enum(qp->mtu);
 	attr->qkey = qp->qkey;
-	attr->rq_psn = qp->epsn;
-	attr->sq_psn = qp->req_psn;
+	attr->rq_psn = qp->resp.epsn;
+	attr->sq_psn = qp->req.psn;
 	attr->dest_qp_num = qp->dest_qpn;
 	attr->qp_access_flags = qp->access_flags;
 	attr->port_num = 1;
@@ -480,7 +481,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->max_rd_atomic = qp->max_rd_atomic;
 	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
 	attr->sq_draining = attr->qp_state == IB_QPS_SQD &&
-			    qp->sq_tail != qp->sq_next;
+			    qp->req.tail != qp->req.next;
 	if (qp->av.sgid_attr) {
 		struct rdma_ah_attr *ah = &attr->ah_attr;
 
@@ -491,11 +492,11 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 				qp->av.tclass);
 		memcpy(ah->grh.dgid.raw, &qp->av.daddr, sizeof(qp->av.daddr));
 	}
-	attr->cap.max_send_wr = qp->sq.mask;
-	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.mask;
-	attr->cap.max_send_sge = qp->max_send_sge;
-	attr->cap.max_recv_sge = qp->max_recv_sge;
-	attr->cap.max_inline_data = qp->max_inline;
+	attr->cap.max_send_wr = qp->req.sq.mask;
+	attr->cap.max_recv_wr = qp->resp.srq ? 0 : qp->resp.rq.mask;
+	attr->cap.max_send_sge = qp->req.max_sge;
+	attr->cap.max_recv_sge = qp->resp.max_sge;
+	attr->cap.max_inline_data = qp->req.max_inline;
 	init->cap = attr->cap;
 	init->qp_type = qp->type;
 	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
@@ -513,11 +514,11 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	mutex_lock(&qp->attr_lock);
 	/* Stop both halves; no completions are wanted any more. */
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock(&qp->resp.lock);
+	spin_unlock_bh(&qp->req.lock);
 	mutex_unlock(&qp->attr_lock);
 
 	xa_erase(&sdev->qps, qp->ibqp.qp_num);
@@ -532,21 +533,21 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Out of the device's line first: it would queue the work again. */
 	sroce_tx_unwait(qp);
 	/* Timers and work check the state, so they do not re-arm now. */
-	del_timer_sync(&qp->retrans_timer);
-	del_timer_sync(&qp->rnr_timer);
-	cancel_work_sync(&qp->resp_work);
-	cancel_work_sync(&qp->req_work);
+	del_timer_sync(&qp->comp.retrans_timer);
+	del_timer_sync(&qp->comp.rnr_timer);
+	cancel_work_sync(&qp->resp.work);
+	cancel_work_sync(&qp->req.work);
 
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
 	sroce_qp_reset(qp);
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock(&qp->resp.lock);
+	spin_unlock_bh(&qp->req.lock);
 
-	sroce_queue_free(&qp->rq);
-	sroce_queue_free(&qp->sq);
-	vfree(qp->swqe);
-	kfree(qp->rd_res);
+	sroce_queue_free(&qp->resp.rq);
+	sroce_queue_free(&qp->req.sq);
+	vfree(qp->req.swqe);
+	kfree(qp->resp.rd_res);
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_av_release(&qp->av);
 	mutex_destroy(&qp->attr_lock);
@@ -568,13 +569,13 @@ void sroce_qp_error(struct sroce_qp *qp)
 	};
 	enum ib_qp_state old;
 
-	spin_lock_bh(&qp->sq_lock);
-	spin_lock(&qp->rq_lock);
+	spin_lock_bh(&qp->req.lock);
+	spin_lock(&qp->resp.lock);
 	old = qp->state;
 	if (old != IB_QPS_RESET && old != IB_QPS_ERR)
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock(&qp->resp.lock);
+	spin_unlock_bh(&qp->req.lock);
 	if (old == IB_QPS_RESET || old == IB_QPS_ERR)
 		return;
 
@@ -605,31 +606,31 @@ void sroce_qp_flush_sq(struct sroce_qp *qp)
 {
 	u32 prod;
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	if (qp->state != IB_QPS_ERR)
 		goto out;
-	del_timer(&qp->retrans_timer);
-	del_timer(&qp->rnr_timer);
+	del_timer(&qp->comp.retrans_timer);
+	del_timer(&qp->comp.rnr_timer);
 	/* Finished WQEs complete with their own status first. */
 	sroce_comp_retire(qp);
-	prod = sroce_queue_load_producer(&qp->sq);
-	while (qp->sq_tail != prod) {
-		struct rxe_send_wqe *uwqe = sroce_queue_slot(&qp->sq,
-							     qp->sq_tail);
-		struct sroce_swqe *wqe = &qp->swqe[qp->sq_tail];
+	prod = sroce_queue_load_producer(&qp->req.sq);
+	while (qp->req.tail != prod) {
+		struct rxe_send_wqe *uwqe = sroce_queue_slot(&qp->req.sq,
+							     qp->req.tail);
+		struct sroce_swqe *wqe = &qp->req.swqe[qp->req.tail];
 
 		sroce_swqe_drop_ahs(wqe);
 		sroce_flush_cqe(qp, qp->scq, READ_ONCE(uwqe->wr.wr_id));
 		wqe->state = SROCE_SWQE_NEW;
 		wqe->psn_valid = false;
-		qp->sq_tail = sroce_queue_next(&qp->sq, qp->sq_tail);
+		qp->req.tail = sroce_queue_next(&qp->req.sq, qp->req.tail);
 	}
-	qp->sq_next = qp->sq_tail;
-	qp->sq_seen = qp->sq_tail;
-	qp->rd_atomic_out = 0;
-	sroce_queue_store_consumer(&qp->sq, qp->sq_tail);
+	qp->req.next = qp->req.tail;
+	qp->req.seen = qp->req.tail;
+	qp->req.rd_atomic_out = 0;
+	sroce_queue_store_consumer(&qp->req.sq, qp->req.tail);
 out:
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 }
 
 /**
@@ -640,26 +641,27 @@ void sroce_qp_flush_rq(struct sroce_qp *qp)
 {
 	u32 prod;
 
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->resp.lock);
 	if (qp->state != IB_QPS_ERR)
 		goto out;
-	if (qp->rwqe_valid) {
-		sroce_flush_cqe(qp, qp->rcq, qp->rwqe.wr_id);
-		qp->rwqe_valid = false;
+	if (qp->resp.rwqe_valid) {
+		sroce_flush_cqe(qp, qp->rcq, qp->resp.rwqe.wr_id);
+		qp->resp.rwqe_valid = false;
 	}
 	/* WQEs still in an SRQ belong to the QPs that stay. */
-	prod = qp->srq ? qp->rq_tail : sroce_queue_load_producer(&qp->rq);
-	while (qp->rq_tail != prod) {
-		struct rxe_recv_wqe *uwqe = sroce_queue_slot(&qp->rq,
-							     qp->rq_tail);
+	prod = qp->resp.srq ? qp->resp.tail :
+			      sroce_queue_load_producer(&qp->resp.rq);
+	while (qp->resp.tail != prod) {
+		struct rxe_recv_wqe *uwqe = sroce_queue_slot(&qp->resp.rq,
+							     qp->resp.tail);
 
 		sroce_flush_cqe(qp, qp->rcq, READ_ONCE(uwqe->wr_id));
-		qp->rq_tail = sroce_queue_next(&qp->rq, qp->rq_tail);
-		sroce_queue_store_consumer(&qp->rq, qp->rq_tail);
+		qp->resp.tail = sroce_queue_next(&qp->resp.rq, qp->resp.tail);
+		sroce_queue_store_consumer(&qp->resp.rq, qp->resp.tail);
 	}
 	sroce_resp_release(qp);
 out:
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_bh(&qp->resp.lock);
 }
 
 /**
@@ -695,7 +697,7 @@ int sroce_rwqe_copy(const struct rxe_recv_wqe *uwqe, u32 max_sge,
 /**
  * sroce_qp_fetch_rwqe() - take the next receive WQE, from the QP's receive
  * queue or its SRQ
- * @qp: the QP; rq_lock held
+ * @qp: the QP; resp.lock held
  * @rwqe: where to copy the validated WQE
  *
  * The WQE is copied out of the ring before it is checked, so the process
@@ -707,16 +709,16 @@ int sroce_qp_fetch_rwqe(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
 {
 	int err;
 
-	lockdep_assert_held(&qp->rq_lock);
-	if (qp->srq)
-		return sroce_srq_fetch(qp->srq, rwqe);
-	if (qp->rq_tail == sroce_queue_load_producer(&qp->rq))
+	lockdep_assert_held(&qp->resp.lock);
+	if (qp->resp.srq)
+		return sroce_srq_fetch(qp->resp.srq, rwqe);
+	if (qp->resp.tail == sroce_queue_load_producer(&qp->resp.rq))
 		return -EAGAIN;
 
-	err = sroce_rwqe_copy(sroce_queue_slot(&qp->rq, qp->rq_tail),
-			      qp->max_recv_sge, rwqe);
-	qp->rq_tail = sroce_queue_next(&qp->rq, qp->rq_tail);
-	sroce_queue_store_consumer(&qp->rq, qp->rq_tail);
+	err = sroce_rwqe_copy(sroce_queue_slot(&qp->resp.rq, qp->resp.tail),
+			      qp->resp.max_sge, rwqe);
+	qp->resp.tail = sroce_queue_next(&qp->resp.rq, qp->resp.tail);
+	sroce_queue_store_consumer(&qp->resp.rq, qp->resp.tail);
 	return err;
 }
 
@@ -728,16 +730,16 @@ static void sroce_qp_doorbell(struct sroce_qp *qp)
 	case IB_QPS_SQD:
 	case IB_QPS_SQE:
 		if (!sroce_kpost_can_run()) {
-			queue_work(system_unbound_wq, &qp->req_work);
+			queue_work(system_unbound_wq, &qp->req.work);
 			return;
 		}
-		spin_lock_bh(&qp->sq_lock);
+		spin_lock_bh(&qp->req.lock);
 		sroce_req_run(qp);
-		spin_unlock_bh(&qp->sq_lock);
+		spin_unlock_bh(&qp->req.lock);
 		return;
 	case IB_QPS_ERR:
 		if (!sroce_kpost_can_run()) {
-			queue_work(system_unbound_wq, &qp->req_work);
+			queue_work(system_unbound_wq, &qp->req.work);
 			return;
 		}
 		/* Without a receive doorbell, this is where late WQEs flush. */
@@ -800,7 +802,8 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct sroce_qp *qp = to_sqp(ibqp);
 	int err;
 
-	if (qp->is_user || qp->srq || READ_ONCE(qp->state) == IB_QPS_RESET) {
+	if (qp->is_user || qp->resp.srq ||
+	    READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

@@ -122,7 +122,7 @@ static enum ib_wc_status sroce_req_copy_data(struct sroce_qp *qp,
 		if (!(BIT(opcode) & SROCE_INLINE_WR_OPS))
 			return IB_WC_LOC_QP_OP_ERR;
 		length = READ_ONCE(uwqe->dma.length);
-		if (length > qp->max_inline)
+		if (length > qp->req.max_inline)
 			return IB_WC_LOC_LEN_ERR;
 		memcpy(wqe->inline_buf, uwqe->dma.inline_data, length);
 		wqe->num_sge = 0;
@@ -131,7 +131,7 @@ static enum ib_wc_status sroce_req_copy_data(struct sroce_qp *qp,
 	}
 
 	num_sge = READ_ONCE(uwqe->dma.num_sge);
-	if (num_sge > qp->max_send_sge)
+	if (num_sge > qp->req.max_sge)
 		return IB_WC_LOC_LEN_ERR;
 	memcpy(wqe->sge, uwqe->dma.sge, num_sge * sizeof(struct ib_sge));
 	for (i = 0; i < num_sge; i++)
@@ -170,8 +170,8 @@ static enum ib_wc_status sroce_req_check(struct sroce_qp *qp,
  */
 static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 {
-	const struct rxe_send_wqe *uwqe = sroce_queue_slot(&qp->sq, idx);
-	struct sroce_swqe *wqe = &qp->swqe[idx];
+	const struct rxe_send_wqe *uwqe = sroce_queue_slot(&qp->req.sq, idx);
+	struct sroce_swqe *wqe = &qp->req.swqe[idx];
 	enum ib_wc_status status;
 
 	memcpy(&wqe->wr, &uwqe->wr, sizeof(wqe->wr));
@@ -209,7 +209,7 @@ bad:
  * Copy @len bytes of the message from offset @offset to @dst.
  *
  * Return: IB_WC_SUCCESS; IB_WC_GENERAL_ERR (try again later) when pages of
- * an on-demand region must be faulted in first, which @req_work does; or
+ * an on-demand region must be faulted in first, which req.work does; or
  * the error status of the WQE.
  */
 static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
@@ -238,16 +238,16 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 				  sge->addr + offset, n, NULL);
 		if (!mr)
 			return IB_WC_LOC_PROT_ERR;
-		recorded = !qp->req_miss.mr;
+		recorded = !qp->req.miss.mr;
 		err = sroce_mr_copy_from(mr, sge->addr + offset, dst, n,
-					 &qp->req_miss);
+					 &qp->req.miss);
 		sroce_mr_put(mr);
-		if (err && !qp->req_nofault)
+		if (err && !qp->req.nofault)
 			return IB_WC_GENERAL_ERR;
 		if (err) {
 			/* The fault just failed: no use trying again. */
 			if (recorded)
-				sroce_odp_miss_clear(&qp->req_miss);
+				sroce_odp_miss_clear(&qp->req.miss);
 			return IB_WC_LOC_PROT_ERR;
 		}
 		dst += n;
@@ -373,9 +373,9 @@ static u32 sroce_req_mtu(struct sroce_qp *qp)
 /* Pause sending for a tick, with a smaller window. */
 static void sroce_req_backoff(struct sroce_qp *qp)
 {
-	qp->cwnd = max_t(u32, qp->cwnd / 2, SROCE_WINDOW_MIN);
-	qp->rnr_wait = true;
-	mod_timer(&qp->rnr_timer, jiffies + 1);
+	qp->req.cwnd = max_t(u32, qp->req.cwnd / 2, SROCE_WINDOW_MIN);
+	qp->comp.rnr_wait = true;
+	mod_timer(&qp->comp.rnr_timer, jiffies + 1);
 }
 
 /* Send the next packet of a SEND or WRITE. */
@@ -408,13 +408,13 @@ static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
 	}
 	sroce_req_fill_ext(qp, &pkt, wqe);
 
-	pkt.bth.psn = qp->type == IB_QPT_UD ? qp->req_psn :
+	pkt.bth.psn = qp->type == IB_QPT_UD ? qp->req.psn :
 		      sroce_psn_add(wqe->first_psn, wqe->sent / mtu);
 	pkt.bth.se = last && (wqe->wr.send_flags & IB_SEND_SOLICITED);
 	if (qp->type == IB_QPT_RC &&
-	    (last || ++qp->pkts_since_ackreq >= SROCE_ACKREQ_INTERVAL)) {
+	    (last || ++qp->req.pkts_since_ackreq >= SROCE_ACKREQ_INTERVAL)) {
 		pkt.bth.ackreq = true;
-		qp->pkts_since_ackreq = 0;
+		qp->req.pkts_since_ackreq = 0;
 	}
 	av = sroce_req_av(qp, wqe, &dqpn);
 	if (sroce_pkt_send(qp, av, &pkt, dqpn) == -ENOBUFS &&
@@ -425,7 +425,7 @@ static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
 	}
 
 	wqe->sent += payload;
-	qp->req_psn = sroce_psn_add(pkt.bth.psn, 1);
+	qp->req.psn = sroce_psn_add(pkt.bth.psn, 1);
 	return IB_WC_SUCCESS;
 }
 
@@ -447,7 +447,7 @@ static enum ib_wc_status sroce_req_send_read(struct sroce_qp *qp,
 	pkt.bth.psn = sroce_psn_add(wqe->first_psn, wqe->sent / qp->mtu);
 	pkt.bth.ackreq = true;
 	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
-	qp->req_psn = sroce_psn_add(pkt.bth.psn, npkts);
+	qp->req.psn = sroce_psn_add(pkt.bth.psn, npkts);
 	return IB_WC_SUCCESS;
 }
 
@@ -471,7 +471,7 @@ static enum ib_wc_status sroce_req_send_atomic(struct sroce_qp *qp,
 	pkt.bth.psn = wqe->first_psn;
 	pkt.bth.ackreq = true;
 	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
-	qp->req_psn = sroce_psn_add(wqe->first_psn, 1);
+	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
 	return IB_WC_SUCCESS;
 }
 
@@ -493,7 +493,7 @@ static enum ib_wc_status sroce_req_send_flush(struct sroce_qp *qp,
 	pkt.bth.psn = wqe->first_psn;
 	pkt.bth.ackreq = true;
 	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
-	qp->req_psn = sroce_psn_add(wqe->first_psn, 1);
+	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
 	return IB_WC_SUCCESS;
 }
 
@@ -513,7 +513,7 @@ static bool sroce_req_local_op(struct sroce_qp *qp, struct sroce_swqe *wqe,
 {
 	int err;
 
-	if (idx != qp->sq_tail)
+	if (idx != qp->req.tail)
 		return false;
 	if (wqe->wr.opcode == IB_WR_REG_MR)
 		/* A kernel QP's ring: the MR pointer is the consumer's. */
@@ -541,10 +541,10 @@ static bool sroce_req_may_start(struct sroce_qp *qp, struct sroce_swqe *wqe)
 {
 	if (READ_ONCE(qp->state) != IB_QPS_RTS)
 		return false;
-	if ((wqe->wr.send_flags & IB_SEND_FENCE) && qp->rd_atomic_out)
+	if ((wqe->wr.send_flags & IB_SEND_FENCE) && qp->req.rd_atomic_out)
 		return false;
 	if (sroce_swqe_is_rd_atomic(wqe) &&
-	    qp->rd_atomic_out >= qp->max_rd_atomic)
+	    qp->req.rd_atomic_out >= qp->max_rd_atomic)
 		return false;
 	return true;
 }
@@ -552,7 +552,7 @@ static bool sroce_req_may_start(struct sroce_qp *qp, struct sroce_swqe *wqe)
 static bool sroce_req_window_full(struct sroce_qp *qp)
 {
 	return qp->type == IB_QPT_RC &&
-	       sroce_psn_diff(qp->req_psn, qp->una_psn) >= qp->cwnd;
+	       sroce_psn_diff(qp->req.psn, qp->comp.una_psn) >= qp->req.cwnd;
 }
 
 static enum ib_wc_status sroce_req_step(struct sroce_qp *qp,
@@ -581,7 +581,7 @@ static void sroce_req_sent_all(struct sroce_qp *qp, struct sroce_swqe *wqe)
 	}
 	wqe->state = SROCE_SWQE_PENDING;
 	if (sroce_swqe_is_rd_atomic(wqe))
-		qp->rd_atomic_out++;
+		qp->req.rd_atomic_out++;
 }
 
 static bool sroce_req_all_sent(struct sroce_qp *qp, struct sroce_swqe *wqe)
@@ -598,7 +598,7 @@ static bool sroce_req_ud_too_long(struct sroce_qp *qp, struct sroce_swqe *wqe)
 
 /**
  * sroce_req_run() - send what the send queue holds, as far as allowed
- * @qp: the QP; sq_lock held
+ * @qp: the QP; req.lock held
  */
 void sroce_req_run(struct sroce_qp *qp)
 {
@@ -606,22 +606,22 @@ void sroce_req_run(struct sroce_qp *qp)
 	bool error = false;
 	u32 prod;
 
-	lockdep_assert_held(&qp->sq_lock);
-	prod = sroce_queue_load_producer(&qp->sq);
+	lockdep_assert_held(&qp->req.lock);
+	prod = sroce_queue_load_producer(&qp->req.sq);
 
-	while (qp->sq_next != prod && !qp->rnr_wait && !qp->sq_fatal) {
-		u32 idx = qp->sq_next;
-		struct sroce_swqe *wqe = &qp->swqe[idx];
+	while (qp->req.next != prod && !qp->comp.rnr_wait && !qp->req.fatal) {
+		u32 idx = qp->req.next;
+		struct sroce_swqe *wqe = &qp->req.swqe[idx];
 		enum ib_wc_status status;
 
-		if (idx == qp->sq_seen) {
+		if (idx == qp->req.seen) {
 			sroce_req_fetch(qp, idx);
-			qp->sq_seen = sroce_queue_next(&qp->sq, idx);
+			qp->req.seen = sroce_queue_next(&qp->req.sq, idx);
 		}
 		if (wqe->state == SROCE_SWQE_DONE) {
 			/* Rejected by validation. */
 			error = true;
-			qp->sq_next = sroce_queue_next(&qp->sq, idx);
+			qp->req.next = sroce_queue_next(&qp->req.sq, idx);
 			break;
 		}
 		if (wqe->state == SROCE_SWQE_NEW) {
@@ -632,7 +632,8 @@ void sroce_req_run(struct sroce_qp *qp)
 			    wqe->wr.opcode == IB_WR_REG_MR) {
 				if (!sroce_req_local_op(qp, wqe, idx))
 					break;
-				qp->sq_next = sroce_queue_next(&qp->sq, idx);
+				qp->req.next = sroce_queue_next(&qp->req.sq,
+								idx);
 				error = wqe->status != IB_WC_SUCCESS;
 				if (error)
 					break;
@@ -641,11 +642,12 @@ void sroce_req_run(struct sroce_qp *qp)
 			if (sroce_req_ud_too_long(qp, wqe)) {
 				sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UD_TOO_LONG);
 				wqe->state = SROCE_SWQE_DONE;
-				qp->sq_next = sroce_queue_next(&qp->sq, idx);
+				qp->req.next = sroce_queue_next(&qp->req.sq,
+								idx);
 				continue;
 			}
-			wqe->first_psn = qp->req_psn;
-			wqe->last_psn = sroce_psn_add(qp->req_psn,
+			wqe->first_psn = qp->req.psn;
+			wqe->last_psn = sroce_psn_add(qp->req.psn,
 						      sroce_req_npsn(qp, wqe) - 1);
 			wqe->psn_valid = true;
 			wqe->sent = 0;
@@ -654,7 +656,7 @@ void sroce_req_run(struct sroce_qp *qp)
 		if (sroce_req_window_full(qp))
 			break;
 		if (!budget) {
-			queue_work(system_unbound_wq, &qp->req_work);
+			queue_work(system_unbound_wq, &qp->req.work);
 			break;
 		}
 		if (sroce_tx_throttled(qp, SROCE_TXW_REQ))
@@ -664,26 +666,26 @@ void sroce_req_run(struct sroce_qp *qp)
 		status = sroce_req_step(qp, wqe);
 		if (status == IB_WC_GENERAL_ERR) {
 			/* No memory, queue space or mapped page: try later. */
-			if (!qp->rnr_wait)
-				queue_work(system_unbound_wq, &qp->req_work);
+			if (!qp->comp.rnr_wait)
+				queue_work(system_unbound_wq, &qp->req.work);
 			break;
 		}
 		if (status != IB_WC_SUCCESS) {
 			wqe->status = status;
 			wqe->state = SROCE_SWQE_DONE;
-			qp->sq_next = sroce_queue_next(&qp->sq, idx);
+			qp->req.next = sroce_queue_next(&qp->req.sq, idx);
 			error = true;
 			break;
 		}
-		if (sroce_psn_diff(qp->req_psn, qp->sent_psn) > 0) {
-			qp->sent_psn = qp->req_psn;
+		if (sroce_psn_diff(qp->req.psn, qp->req.sent_psn) > 0) {
+			qp->req.sent_psn = qp->req.psn;
 			if (qp->type == IB_QPT_RC)
-				sroce_rto_sent(qp, sroce_psn_add(qp->req_psn,
+				sroce_rto_sent(qp, sroce_psn_add(qp->req.psn,
 								 -1));
 		}
 		if (sroce_req_all_sent(qp, wqe)) {
 			sroce_req_sent_all(qp, wqe);
-			qp->sq_next = sroce_queue_next(&qp->sq, idx);
+			qp->req.next = sroce_queue_next(&qp->req.sq, idx);
 		}
 	}
 	if (qp->type == IB_QPT_RC)
@@ -706,16 +708,16 @@ static void sroce_req_fault(struct sroce_qp *qp)
 	u32 psn;
 	int err;
 
-	spin_lock_bh(&qp->sq_lock);
-	miss = qp->req_miss;
-	rewind = qp->req_miss_rewind;
-	psn = qp->req_miss_psn;
-	skb = qp->req_miss_skb;
+	spin_lock_bh(&qp->req.lock);
+	miss = qp->req.miss;
+	rewind = qp->req.miss_rewind;
+	psn = qp->req.miss_psn;
+	skb = qp->req.miss_skb;
 	resp = skb;
-	qp->req_miss.mr = NULL;
-	qp->req_miss_rewind = false;
-	qp->req_miss_skb = NULL;
-	spin_unlock_bh(&qp->sq_lock);
+	qp->req.miss.mr = NULL;
+	qp->req.miss_rewind = false;
+	qp->req.miss_skb = NULL;
+	spin_unlock_bh(&qp->req.lock);
 	if (!miss.mr)
 		return;
 
@@ -725,38 +727,38 @@ static void sroce_req_fault(struct sroce_qp *qp)
 			sroce_comp_replay(qp, skb);
 		kfree_skb(skb);
 	}
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->req.lock);
 	if (READ_ONCE(qp->state) == IB_QPS_RTS) {
 		if (err && resp)
 			sroce_comp_fault_failed(qp, psn);
 		else if (rewind)
 			sroce_comp_resend(qp);
 		/* A send's gather that still misses fails its WQE. */
-		qp->req_nofault = err && !resp;
+		qp->req.nofault = err && !resp;
 		sroce_req_run(qp);
-		qp->req_nofault = false;
+		qp->req.nofault = false;
 	}
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 }
 
 /**
  * sroce_req_work() - carry on sending from process context
- * @work: the QP's req_work
+ * @work: the QP's req.work
  *
  * Also faults in pages of on-demand regions, and moves the QP to the error
  * state after a failed WQE: both take locks the data path cannot.
  */
 void sroce_req_work(struct work_struct *work)
 {
-	struct sroce_qp *qp = container_of(work, struct sroce_qp, req_work);
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, req.work);
 	bool fatal;
 
 	sroce_req_fault(qp);
-	spin_lock_bh(&qp->sq_lock);
-	fatal = qp->sq_fatal;
+	spin_lock_bh(&qp->req.lock);
+	fatal = qp->req.fatal;
 	if (!fatal && READ_ONCE(qp->state) == IB_QPS_RTS)
 		sroce_req_run(qp);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_bh(&qp->req.lock);
 	if (fatal) {
 		sroce_qp_error(qp);
 	} else if (READ_ONCE(qp->state) == IB_QPS_ERR) {

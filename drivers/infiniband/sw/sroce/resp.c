@@ -42,7 +42,8 @@ static void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 		return;
 	}
-	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH), syndrome, qp->msn);
+	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH), syndrome,
+			qp->resp.msn);
 	pkt.bth.psn = psn;
 	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
 }
@@ -66,8 +67,8 @@ static void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak)
 		sroce_stat_inc(qp->sdev, stat[nak]);
 		sroce_resp_send_ack(qp, psn, SROCE_AETH_NAK | nak);
 	}
-	qp->resp_fatal = true;
-	queue_work(system_unbound_wq, &qp->resp_work);
+	qp->resp.fatal = true;
+	queue_work(system_unbound_wq, &qp->resp.work);
 }
 
 static int sroce_resp_complete(struct sroce_qp *qp, struct ib_uverbs_wc *wc,
@@ -77,8 +78,8 @@ static int sroce_resp_complete(struct sroce_qp *qp, struct ib_uverbs_wc *wc,
 	wc->port_num = 1;
 	if (sroce_cq_post(qp->rcq, wc, solicited, net_type)) {
 		/* An overflowed receive CQ fails the QP (IBTA C11-?). */
-		qp->resp_fatal = true;
-		queue_work(system_unbound_wq, &qp->resp_work);
+		qp->resp.fatal = true;
+		queue_work(system_unbound_wq, &qp->resp.work);
 		return -EBUSY;
 	}
 	return 0;
@@ -88,13 +89,13 @@ static void sroce_resp_complete_error(struct sroce_qp *qp,
 				      enum ib_wc_status status)
 {
 	struct ib_uverbs_wc wc = {
-		.wr_id = qp->rwqe.wr_id,
+		.wr_id = qp->resp.rwqe.wr_id,
 		.status = status,
 	};
 
-	if (!qp->rwqe_valid)
+	if (!qp->resp.rwqe_valid)
 		return;
-	qp->rwqe_valid = false;
+	qp->resp.rwqe_valid = false;
 	sroce_resp_complete(qp, &wc, true, 0);
 }
 
@@ -108,52 +109,53 @@ static void sroce_rd_res_clear(struct sroce_rd_res *res)
 
 /**
  * sroce_resp_release() - drop the responder's references and progress
- * @qp: the QP; rq_lock held
+ * @qp: the QP; resp.lock held
  */
 void sroce_resp_release(struct sroce_qp *qp)
 {
 	u32 i;
 
-	if (qp->write_mr)
-		sroce_mr_put(qp->write_mr);
-	qp->write_mr = NULL;
+	if (qp->resp.write_mr)
+		sroce_mr_put(qp->resp.write_mr);
+	qp->resp.write_mr = NULL;
 	for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++)
-		sroce_rd_res_clear(&qp->rd_res[i]);
-	qp->active_res = NULL;
-	qp->resp_busy = false;
-	qp->resp_throttled = false;
-	qp->resp_in = 0;
-	qp->nak_sent = false;
-	qp->rd_res_head = 0;
-	skb_queue_purge(&qp->resp_backlog);
-	sroce_odp_miss_clear(&qp->resp_miss);
-	qp->resp_nofault = false;
+		sroce_rd_res_clear(&qp->resp.rd_res[i]);
+	qp->resp.active_res = NULL;
+	qp->resp.busy = false;
+	qp->resp.throttled = false;
+	qp->resp.in_msg = 0;
+	qp->resp.nak_sent = false;
+	qp->resp.rd_res_head = 0;
+	skb_queue_purge(&qp->resp.backlog);
+	sroce_odp_miss_clear(&qp->resp.miss);
+	qp->resp.nofault = false;
 }
 
 /*
  * A request found pages of an on-demand region unmapped (recorded in
- * @resp_miss). It waits at the head of the backlog, later requests behind
+ * resp.miss). It waits at the head of the backlog, later requests behind
  * it, while the work item faults the pages in; then it is handled again.
  *
  * Return: false when the fault already failed: the request fails instead.
  */
 static bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb)
 {
-	if (qp->resp_nofault) {
-		sroce_odp_miss_clear(&qp->resp_miss);
+	if (qp->resp.nofault) {
+		sroce_odp_miss_clear(&qp->resp.miss);
 		return false;
 	}
-	skb_queue_head(&qp->resp_backlog, skb_get(skb));
-	qp->resp_busy = true;
-	queue_work(system_unbound_wq, &qp->resp_work);
+	skb_queue_head(&qp->resp.backlog, skb_get(skb));
+	qp->resp.busy = true;
+	queue_work(system_unbound_wq, &qp->resp.work);
 	return true;
 }
 
 static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
 {
-	struct sroce_rd_res *res = &qp->rd_res[qp->rd_res_head];
+	struct sroce_rd_res *res = &qp->resp.rd_res[qp->resp.rd_res_head];
 
-	qp->rd_res_head = (qp->rd_res_head + 1) % qp->max_dest_rd_atomic;
+	qp->resp.rd_res_head = (qp->resp.rd_res_head + 1) %
+			       qp->max_dest_rd_atomic;
 	sroce_rd_res_clear(res);
 	return res;
 }
@@ -175,7 +177,7 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 				     struct sroce_rd_res *res,
 				     unsigned int budget)
 {
-	qp->resp_throttled = false;
+	qp->resp.throttled = false;
 	while (budget--) {
 		bool first = res->resid == res->length;
 		bool last = res->resid <= qp->mtu;
@@ -186,7 +188,7 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 
 		if (sroce_tx_throttled(qp, SROCE_TXW_RESP)) {
 			/* Going on when the packets sent so far have left. */
-			qp->resp_throttled = true;
+			qp->resp.throttled = true;
 			return false;
 		}
 		opcode = first && last ? SROCE_OP_READ_RESP_ONLY :
@@ -199,11 +201,11 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 			return false;
 		}
 		if (payload && sroce_mr_copy_from(res->mr, res->va, data,
-						  payload, &qp->resp_miss)) {
+						  payload, &qp->resp.miss)) {
 			/* The work item goes on once the pages are in. */
 			sroce_pkt_free(&pkt);
-			if (qp->resp_nofault) {
-				sroce_odp_miss_clear(&qp->resp_miss);
+			if (qp->resp.nofault) {
+				sroce_odp_miss_clear(&qp->resp.miss);
 				sroce_resp_fatal(qp, res->next_psn,
 						 SROCE_NAK_REM_ACCESS);
 			}
@@ -212,11 +214,12 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 		if (pkt.info->hdrs & BIT(SROCE_HDR_AETH))
 			sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH),
 					SROCE_AETH_ACK |
-					SROCE_AETH_CREDIT_INVALID, qp->msn);
+					SROCE_AETH_CREDIT_INVALID,
+					qp->resp.msn);
 		pkt.bth.psn = res->next_psn;
 		if (sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn) == -ENOBUFS) {
 			/* The NIC's queue is full: send it again later. */
-			qp->resp_congested = true;
+			qp->resp.congested = true;
 			return false;
 		}
 
@@ -239,10 +242,10 @@ static void sroce_resp_read_start(struct sroce_qp *qp, struct sroce_rd_res *res)
 {
 	if (sroce_resp_read_continue(qp, res, SROCE_RESP_BUDGET))
 		return;
-	qp->active_res = res;
-	qp->resp_busy = true;
-	if (!qp->resp_throttled)
-		queue_work(system_unbound_wq, &qp->resp_work);
+	qp->resp.active_res = res;
+	qp->resp.busy = true;
+	if (!qp->resp.throttled)
+		queue_work(system_unbound_wq, &qp->resp.work);
 }
 
 static void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
@@ -284,8 +287,8 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
 	res->last_psn = sroce_psn_add(psn,
 				      max(1U, DIV_ROUND_UP(len, qp->mtu)) - 1);
 	if (!duplicate) {
-		qp->epsn = sroce_psn_add(res->last_psn, 1);
-		qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+		qp->resp.epsn = sroce_psn_add(res->last_psn, 1);
+		qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 	}
 	sroce_resp_read_start(qp, res);
 }
@@ -334,8 +337,8 @@ static void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
 	res->next_psn = psn;
 	res->last_psn = psn;
 	if (!duplicate) {
-		qp->epsn = sroce_psn_add(psn, 1);
-		qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+		qp->resp.epsn = sroce_psn_add(psn, 1);
+		qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 	}
 	sroce_resp_read_start(qp, res);
 }
@@ -350,7 +353,8 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 		return;
 	}
 	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH),
-			SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID, qp->msn);
+			SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
+			qp->resp.msn);
 	ack = sroce_pkt_hdr(&pkt, SROCE_HDR_ATMACK);
 	ack->orig = cpu_to_be64(orig);
 	pkt.bth.psn = psn;
@@ -392,7 +396,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 	op.cmp = be64_to_cpu(atm->cmp);
 	op.val = be64_to_cpu(atm->swap_add);
 	spin_lock(&qp->sdev->atomic_lock);
-	err = sroce_mr_atomic(mr, va, &op, &qp->resp_miss);
+	err = sroce_mr_atomic(mr, va, &op, &qp->resp.miss);
 	spin_unlock(&qp->sdev->atomic_lock);
 	sroce_mr_put(mr);
 	if (err) {
@@ -409,8 +413,8 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 	res->is_atomic = true;
 	res->atomic_orig = orig;
 
-	qp->epsn = sroce_psn_add(psn, 1);
-	qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+	qp->resp.epsn = sroce_psn_add(psn, 1);
+	qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 	sroce_resp_atomic_ack(qp, psn, orig);
 }
 
@@ -433,7 +437,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	if (info->flags & SROCE_OPF_ATOMIC) {
 		for (i = 0; i < qp->max_dest_rd_atomic; i++) {
-			struct sroce_rd_res *res = &qp->rd_res[i];
+			struct sroce_rd_res *res = &qp->resp.rd_res[i];
 
 			if (res->is_atomic && res->psn == psn) {
 				sroce_resp_atomic_ack(qp, psn,
@@ -446,7 +450,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	if (sroce_bth_ackreq(bth) || (info->flags & (SROCE_OPF_LAST |
 						     SROCE_OPF_ONLY)))
-		sroce_resp_ack(qp, sroce_psn_add(qp->epsn, -1));
+		sroce_resp_ack(qp, sroce_psn_add(qp->resp.epsn, -1));
 }
 
 /* Is the opcode a valid continuation of the message in progress? */
@@ -456,10 +460,10 @@ static bool sroce_resp_opcode_ok(struct sroce_qp *qp,
 	u32 kind = info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE);
 
 	if (info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY))
-		return !qp->resp_in;
+		return !qp->resp.in_msg;
 	if (info->flags & (SROCE_OPF_MIDDLE | SROCE_OPF_LAST))
-		return qp->resp_in == kind;
-	return !qp->resp_in;
+		return qp->resp.in_msg == kind;
+	return !qp->resp.in_msg;
 }
 
 /* Is the payload size right for the packet's place in its message? */
@@ -476,9 +480,9 @@ static int sroce_resp_take_rwqe(struct sroce_qp *qp, u32 psn)
 {
 	int err;
 
-	if (qp->rwqe_valid)
+	if (qp->resp.rwqe_valid)
 		return 0;
-	err = sroce_qp_fetch_rwqe(qp, &qp->rwqe);
+	err = sroce_qp_fetch_rwqe(qp, &qp->resp.rwqe);
 	if (err == -EAGAIN) {
 		if (qp->type == IB_QPT_RC) {
 			sroce_stat_inc(qp->sdev, SROCE_STAT_RNR_NAK_SENT);
@@ -490,13 +494,13 @@ static int sroce_resp_take_rwqe(struct sroce_qp *qp, u32 psn)
 		return err;
 	}
 	if (err) {
-		qp->rwqe_valid = true;
+		qp->resp.rwqe_valid = true;
 		sroce_resp_complete_error(qp, IB_WC_LOC_QP_OP_ERR);
 		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_OP_ERR);
 		return err;
 	}
-	qp->rwqe_valid = true;
-	qp->recv_offset = 0;
+	qp->resp.rwqe_valid = true;
+	qp->resp.recv_offset = 0;
 	return 0;
 }
 
@@ -507,7 +511,7 @@ static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
 				 u32 byte_len, u32 opcode)
 {
 	struct ib_uverbs_wc wc = {
-		.wr_id = qp->rwqe.wr_id,
+		.wr_id = qp->resp.rwqe.wr_id,
 		.opcode = opcode,
 		.byte_len = byte_len,
 	};
@@ -533,8 +537,8 @@ static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
 		/* libibverbs' IBV_WC_WITH_INV. */
 		wc.wc_flags |= 8;
 	}
-	qp->rwqe_valid = false;
-	qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+	qp->resp.rwqe_valid = false;
+	qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE, 0);
 }
 
@@ -547,15 +551,16 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 
 	if (sroce_resp_take_rwqe(qp, psn))
 		return;
-	if (payload > qp->rwqe.length - qp->recv_offset) {
+	if (payload > qp->resp.rwqe.length - qp->resp.recv_offset) {
 		sroce_resp_complete_error(qp, IB_WC_LOC_LEN_ERR);
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
 	}
-	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, qp->rwqe.sge,
-				    qp->rwqe.num_sge, qp->recv_offset, skb,
+	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, qp->resp.rwqe.sge,
+				    qp->resp.rwqe.num_sge,
+				    qp->resp.recv_offset, skb,
 				    sroce_resp_payload_off(info), payload,
-				    &qp->resp_miss);
+				    &qp->resp.miss);
 	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
 		return;
 	if (err) {
@@ -565,15 +570,15 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_OP_ERR);
 		return;
 	}
-	qp->recv_offset += payload;
-	qp->epsn = sroce_psn_add(psn, 1);
+	qp->resp.recv_offset += payload;
+	qp->resp.epsn = sroce_psn_add(psn, 1);
 
 	if (info->flags & (SROCE_OPF_LAST | SROCE_OPF_ONLY)) {
-		qp->resp_in = 0;
-		sroce_resp_recv_done(qp, skb, bth, info, psn, qp->recv_offset,
-				     IB_WC_RECV);
+		qp->resp.in_msg = 0;
+		sroce_resp_recv_done(qp, skb, bth, info, psn,
+				     qp->resp.recv_offset, IB_WC_RECV);
 	} else {
-		qp->resp_in = SROCE_OPF_SEND;
+		qp->resp.in_msg = SROCE_OPF_SEND;
 	}
 }
 
@@ -592,10 +597,12 @@ static bool sroce_resp_write_start(struct sroce_qp *qp, struct sk_buff *skb,
 		return false;
 	}
 	if (len) {
-		qp->write_mr = sroce_mr_get(qp->sdev, be32_to_cpu(reth->rkey),
-					    qp->ibqp.pd, IB_ACCESS_REMOTE_WRITE,
-					    va, len, qp);
-		if (!qp->write_mr) {
+		qp->resp.write_mr = sroce_mr_get(qp->sdev,
+						 be32_to_cpu(reth->rkey),
+						 qp->ibqp.pd,
+						 IB_ACCESS_REMOTE_WRITE,
+						 va, len, qp);
+		if (!qp->resp.write_mr) {
 			if (qp->type == IB_QPT_UC)
 				sroce_stat_inc(qp->sdev,
 					       SROCE_STAT_RX_UC_DROPPED);
@@ -605,9 +612,9 @@ static bool sroce_resp_write_start(struct sroce_qp *qp, struct sk_buff *skb,
 			return false;
 		}
 	}
-	qp->write_va = va;
-	qp->write_resid = len;
-	qp->write_len = len;
+	qp->resp.write_va = va;
+	qp->resp.write_resid = len;
+	qp->resp.write_len = len;
 	return true;
 }
 
@@ -651,7 +658,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 	op.opcode = SROCE_OP_ATOMIC_WRITE;
 	op.val = val;
 	spin_lock(&qp->sdev->atomic_lock);
-	err = sroce_mr_atomic(mr, va, &op, &qp->resp_miss);
+	err = sroce_mr_atomic(mr, va, &op, &qp->resp.miss);
 	spin_unlock(&qp->sdev->atomic_lock);
 	sroce_mr_put(mr);
 	if (err) {
@@ -659,16 +666,16 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
 		return;
 	}
-	qp->epsn = sroce_psn_add(psn, 1);
-	qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+	qp->resp.epsn = sroce_psn_add(psn, 1);
+	qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 }
 
 static void sroce_resp_write_end(struct sroce_qp *qp)
 {
-	if (qp->write_mr)
-		sroce_mr_put(qp->write_mr);
-	qp->write_mr = NULL;
-	qp->resp_in = 0;
+	if (qp->resp.write_mr)
+		sroce_mr_put(qp->resp.write_mr);
+	qp->resp.write_mr = NULL;
+	qp->resp.in_msg = 0;
 }
 
 static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
@@ -682,7 +689,8 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 	if ((info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY)) &&
 	    !sroce_resp_write_start(qp, skb, info, psn))
 		return;
-	if (payload > qp->write_resid || (last && payload != qp->write_resid)) {
+	if (payload > qp->resp.write_resid ||
+	    (last && payload != qp->resp.write_resid)) {
 		sroce_resp_write_end(qp);
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
@@ -693,9 +701,9 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_resp_write_end(qp);
 		return;
 	}
-	err = payload ? sroce_mr_copy_skb(qp->write_mr, qp->write_va, skb,
-					  sroce_resp_payload_off(info),
-					  payload, &qp->resp_miss) : 0;
+	err = payload ? sroce_mr_copy_skb(qp->resp.write_mr, qp->resp.write_va,
+					  skb, sroce_resp_payload_off(info),
+					  payload, &qp->resp.miss) : 0;
 	if (err == -EAGAIN) {
 		/* A first packet takes the region again when retried. */
 		if (info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY))
@@ -711,34 +719,35 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
 	}
-	qp->write_va += payload;
-	qp->write_resid -= payload;
-	qp->epsn = sroce_psn_add(psn, 1);
+	qp->resp.write_va += payload;
+	qp->resp.write_resid -= payload;
+	qp->resp.epsn = sroce_psn_add(psn, 1);
 
 	if (!last) {
-		qp->resp_in = SROCE_OPF_WRITE;
+		qp->resp.in_msg = SROCE_OPF_WRITE;
 		return;
 	}
 	sroce_resp_write_end(qp);
 	if (info->flags & SROCE_OPF_IMM)
-		sroce_resp_recv_done(qp, skb, bth, info, psn, qp->write_len,
+		sroce_resp_recv_done(qp, skb, bth, info, psn,
+				     qp->resp.write_len,
 				     IB_WC_RECV_RDMA_WITH_IMM);
 	else
-		qp->msn = (qp->msn + 1) & SROCE_MSN_MASK;
+		qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 }
 
 /* UC: a gap abandons the message in progress (IBTA 9.7.5.1.7). */
 static bool sroce_resp_uc_psn(struct sroce_qp *qp,
 			      const struct sroce_opcode_info *info, u32 psn)
 {
-	if (psn != qp->epsn && qp->resp_in) {
+	if (psn != qp->resp.epsn && qp->resp.in_msg) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
-		if (qp->resp_in == SROCE_OPF_WRITE)
+		if (qp->resp.in_msg == SROCE_OPF_WRITE)
 			sroce_resp_write_end(qp);
-		qp->resp_in = 0;
-		qp->recv_offset = 0;
+		qp->resp.in_msg = 0;
+		qp->resp.recv_offset = 0;
 	}
-	qp->epsn = sroce_psn_add(psn, 1);
+	qp->resp.epsn = sroce_psn_add(psn, 1);
 	if (!sroce_resp_opcode_ok(qp, info)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
 		return false;
@@ -750,14 +759,14 @@ static bool sroce_resp_rc_psn(struct sroce_qp *qp, struct sk_buff *skb,
 			      const struct sroce_bth *bth,
 			      const struct sroce_opcode_info *info, u32 psn)
 {
-	s32 diff = sroce_psn_diff(psn, qp->epsn);
+	s32 diff = sroce_psn_diff(psn, qp->resp.epsn);
 
 	if (diff > 0) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_OUT_OF_SEQUENCE);
-		if (!qp->nak_sent) {
-			qp->nak_sent = true;
+		if (!qp->resp.nak_sent) {
+			qp->resp.nak_sent = true;
 			sroce_stat_inc(qp->sdev, SROCE_STAT_SEQ_NAK_SENT);
-			sroce_resp_send_ack(qp, qp->epsn, SROCE_AETH_NAK |
+			sroce_resp_send_ack(qp, qp->resp.epsn, SROCE_AETH_NAK |
 					    SROCE_NAK_PSN_SEQ_ERR);
 		}
 		return false;
@@ -766,7 +775,7 @@ static bool sroce_resp_rc_psn(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_duplicate(qp, skb, bth, info, psn);
 		return false;
 	}
-	qp->nak_sent = false;
+	qp->resp.nak_sent = false;
 	if (!sroce_resp_opcode_ok(qp, info)) {
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return false;
@@ -789,16 +798,16 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 		return;
 	}
 	/* A WQE kept from a packet that waited for a page fault. */
-	if (!qp->rwqe_valid) {
-		if (sroce_qp_fetch_rwqe(qp, &qp->rwqe)) {
+	if (!qp->resp.rwqe_valid) {
+		if (sroce_qp_fetch_rwqe(qp, &qp->resp.rwqe)) {
 			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
 			return;
 		}
-		qp->rwqe_valid = true;
+		qp->resp.rwqe_valid = true;
 	}
-	wc.wr_id = qp->rwqe.wr_id;
-	if (payload + SROCE_GRH_LEN > qp->rwqe.length) {
-		qp->rwqe_valid = false;
+	wc.wr_id = qp->resp.rwqe.wr_id;
+	if (payload + SROCE_GRH_LEN > qp->resp.rwqe.length) {
+		qp->resp.rwqe_valid = false;
 		wc.status = IB_WC_LOC_LEN_ERR;
 		sroce_resp_complete(qp, &wc, true, 0);
 		return;
@@ -810,17 +819,19 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 		       skb_network_header(skb), sizeof(struct iphdr));
 	else
 		memcpy(grh, skb_network_header(skb), sizeof(struct ipv6hdr));
-	err = sroce_sge_scatter(qp->sdev, qp->ibqp.pd, qp->rwqe.sge,
-				qp->rwqe.num_sge, 0, grh, sizeof(grh),
-				&qp->resp_miss);
+	err = sroce_sge_scatter(qp->sdev, qp->ibqp.pd, qp->resp.rwqe.sge,
+				qp->resp.rwqe.num_sge, 0, grh, sizeof(grh),
+				&qp->resp.miss);
 	if (!err)
-		err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, qp->rwqe.sge,
-					    qp->rwqe.num_sge, SROCE_GRH_LEN,
-					    skb, sroce_resp_payload_off(info),
-					    payload, &qp->resp_miss);
+		err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd,
+					    qp->resp.rwqe.sge,
+					    qp->resp.rwqe.num_sge,
+					    SROCE_GRH_LEN, skb,
+					    sroce_resp_payload_off(info),
+					    payload, &qp->resp.miss);
 	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
 		return;
-	qp->rwqe_valid = false;
+	qp->resp.rwqe_valid = false;
 	if (err) {
 		wc.status = IB_WC_LOC_PROT_ERR;
 		sroce_resp_complete(qp, &wc, true, 0);
@@ -850,7 +861,7 @@ static bool sroce_resp_state_ok(struct sroce_qp *qp)
 	case IB_QPS_RTS:
 	case IB_QPS_SQD:
 	case IB_QPS_SQE:
-		return !qp->resp_fatal;
+		return !qp->resp.fatal;
 	default:
 		return false;
 	}
@@ -862,7 +873,7 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	u32 psn = sroce_bth_psn(bth);
 
-	lockdep_assert_held(&qp->rq_lock);
+	lockdep_assert_held(&qp->resp.lock);
 	if (!sroce_resp_state_ok(qp)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QP_STATE);
 		return;
@@ -895,10 +906,10 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 
 	/* ACKs are coalesced: the requester asks for them. */
-	if (qp->type == IB_QPT_RC && sroce_bth_ackreq(bth) && !qp->resp_fatal &&
+	if (qp->type == IB_QPT_RC && sroce_bth_ackreq(bth) && !qp->resp.fatal &&
 	    (info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE |
 			    SROCE_OPF_ATOMIC_WRITE)) &&
-	    qp->epsn == sroce_psn_add(psn, 1))
+	    qp->resp.epsn == sroce_psn_add(psn, 1))
 		sroce_resp_ack(qp, psn);
 }
 
@@ -915,8 +926,8 @@ static bool sroce_resp_rereads(struct sroce_qp *qp,
 	u32 psn = sroce_bth_psn(bth);
 
 	return qp->type == IB_QPT_RC && (info->flags & SROCE_OPF_READ) &&
-	       qp->active_res && sroce_psn_diff(psn, qp->epsn) < 0 &&
-	       sroce_psn_diff(psn, qp->active_res->last_psn) <= 0;
+	       qp->resp.active_res && sroce_psn_diff(psn, qp->resp.epsn) < 0 &&
+	       sroce_psn_diff(psn, qp->resp.active_res->last_psn) <= 0;
 }
 
 /*
@@ -925,17 +936,17 @@ static bool sroce_resp_rereads(struct sroce_qp *qp,
  */
 static void sroce_resp_abort_read(struct sroce_qp *qp)
 {
-	struct sroce_rd_res *res = qp->active_res;
+	struct sroce_rd_res *res = qp->resp.active_res;
 
 	if (res && res->mr) {
 		sroce_mr_put(res->mr);
 		res->mr = NULL;
 	}
-	qp->active_res = NULL;
-	qp->resp_busy = false;
-	qp->resp_congested = false;
-	qp->resp_throttled = false;
-	skb_queue_purge(&qp->resp_backlog);
+	qp->resp.active_res = NULL;
+	qp->resp.busy = false;
+	qp->resp.congested = false;
+	qp->resp.throttled = false;
+	skb_queue_purge(&qp->resp.backlog);
 	sroce_stat_inc(qp->sdev, SROCE_STAT_READ_RESTART);
 }
 
@@ -953,18 +964,18 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		     const struct sroce_bth *bth,
 		     const struct sroce_opcode_info *info, u32 payload)
 {
-	spin_lock(&qp->rq_lock);
-	if (qp->resp_busy && sroce_resp_rereads(qp, bth, info))
+	spin_lock(&qp->resp.lock);
+	if (qp->resp.busy && sroce_resp_rereads(qp, bth, info))
 		sroce_resp_abort_read(qp);
-	if (qp->resp_busy) {
-		if (skb_queue_len(&qp->resp_backlog) < SROCE_RESP_BACKLOG)
-			skb_queue_tail(&qp->resp_backlog, skb_get(skb));
+	if (qp->resp.busy) {
+		if (skb_queue_len(&qp->resp.backlog) < SROCE_RESP_BACKLOG)
+			skb_queue_tail(&qp->resp.backlog, skb_get(skb));
 		else
 			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 	} else {
 		sroce_resp_handle(qp, skb, bth, info, payload);
 	}
-	spin_unlock(&qp->rq_lock);
+	spin_unlock(&qp->resp.lock);
 }
 
 /* Handle requests held back while READ responses were being sent. */
@@ -972,7 +983,7 @@ static void sroce_resp_drain_backlog(struct sroce_qp *qp)
 {
 	struct sk_buff *skb;
 
-	while (!qp->resp_busy && (skb = skb_dequeue(&qp->resp_backlog))) {
+	while (!qp->resp.busy && (skb = skb_dequeue(&qp->resp.backlog))) {
 		const struct sroce_bth *bth = (void *)skb->data +
 					      sizeof(struct udphdr);
 		const struct sroce_opcode_info *info =
@@ -992,53 +1003,53 @@ static bool sroce_resp_fault(struct sroce_qp *qp)
 {
 	struct sroce_odp_miss miss;
 
-	spin_lock_bh(&qp->rq_lock);
-	miss = qp->resp_miss;
-	qp->resp_miss.mr = NULL;
-	spin_unlock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->resp.lock);
+	miss = qp->resp.miss;
+	qp->resp.miss.mr = NULL;
+	spin_unlock_bh(&qp->resp.lock);
 	return miss.mr && sroce_odp_fault(&miss);
 }
 
 /**
  * sroce_resp_work() - send READ responses beyond the softirq budget, fault
  * in pages of on-demand regions, and move a failed QP to the error state
- * @work: the QP's resp_work
+ * @work: the QP's resp.work
  */
 void sroce_resp_work(struct work_struct *work)
 {
-	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp.work);
 	bool fatal, again, nofault;
 
 	nofault = sroce_resp_fault(qp);
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_bh(&qp->resp.lock);
 	/* Only the retry below may take a missing page for an error. */
-	qp->resp_nofault = nofault;
-	if (qp->resp_busy && qp->active_res && sroce_resp_state_ok(qp)) {
-		if (sroce_resp_read_continue(qp, qp->active_res,
+	qp->resp.nofault = nofault;
+	if (qp->resp.busy && qp->resp.active_res && sroce_resp_state_ok(qp)) {
+		if (sroce_resp_read_continue(qp, qp->resp.active_res,
 					     SROCE_RESP_BUDGET)) {
-			qp->resp_busy = false;
-			qp->active_res = NULL;
+			qp->resp.busy = false;
+			qp->resp.active_res = NULL;
 			sroce_resp_drain_backlog(qp);
 		}
-	} else if (qp->resp_busy && !qp->active_res && !qp->resp_miss.mr) {
+	} else if (qp->resp.busy && !qp->resp.active_res && !qp->resp.miss.mr) {
 		/* A request waited for a page fault: handle it again. */
-		qp->resp_busy = false;
+		qp->resp.busy = false;
 		sroce_resp_drain_backlog(qp);
 	}
-	qp->resp_nofault = false;
-	again = qp->resp_busy && !qp->resp_throttled && sroce_resp_state_ok(qp);
-	fatal = qp->resp_fatal && READ_ONCE(qp->state) != IB_QPS_ERR &&
+	qp->resp.nofault = false;
+	again = qp->resp.busy && !qp->resp.throttled && sroce_resp_state_ok(qp);
+	fatal = qp->resp.fatal && READ_ONCE(qp->state) != IB_QPS_ERR &&
 		READ_ONCE(qp->state) != IB_QPS_RESET;
-	if (again && qp->resp_congested) {
-		qp->resp_congested = false;
-		spin_unlock_bh(&qp->rq_lock);
+	if (again && qp->resp.congested) {
+		qp->resp.congested = false;
+		spin_unlock_bh(&qp->resp.lock);
 		/* Let the transmit queue drain before the next burst. */
 		usleep_range(200, 400);
 	} else {
-		spin_unlock_bh(&qp->rq_lock);
+		spin_unlock_bh(&qp->resp.lock);
 	}
 	if (again)
-		queue_work(system_unbound_wq, &qp->resp_work);
+		queue_work(system_unbound_wq, &qp->resp.work);
 
 	if (fatal)
 		sroce_qp_error(qp);

@@ -6,14 +6,19 @@
 #ifndef _SROCE_RESP_H
 #define _SROCE_RESP_H
 
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 #include <sroce/wire.h>
+#include "odp.h"
+#include "queue.h"
+#include "wqe.h"
 
-struct sk_buff;
 struct sroce_mr;
 struct sroce_qp;
-struct work_struct;
+struct sroce_srq;
 
 /**
  * struct sroce_rd_res - a responder resource: a READ or atomic in progress
@@ -37,6 +42,75 @@ struct sroce_rd_res {
 	u32			resid;
 	u32			next_psn;
 	u32			length;
+};
+
+/**
+ * struct sroce_resp - the receive queue of a QP and the responder's state
+ * @srq: the shared receive queue the QP takes receive WQEs from, or NULL
+ * @rq: the receive ring (none with an SRQ)
+ * @max_sge: SGEs per receive WQE
+ * @lock: protects every field below it; the three fields above it are set
+ *	when the QP is created and do not change
+ * @tail: private consumer index of @rq
+ * @epsn: expected PSN of the next request
+ * @msn: message sequence number
+ * @rwqe: the receive WQE being filled
+ * @rwqe_valid: @rwqe holds a WQE
+ * @recv_offset: bytes placed into @rwqe so far
+ * @in_msg: the kind of multi-packet message in progress (SROCE_OPF_SEND,
+ *	SROCE_OPF_WRITE or 0)
+ * @nak_sent: a sequence error NAK was sent for @epsn
+ * @busy: READ responses are being sent from @work; requests wait in
+ *	@backlog meanwhile, to keep responses in PSN order
+ * @congested: the transmit queue refused a READ response; the work item
+ *	pauses before going on
+ * @fatal: the responder failed; the QP moves to the error state from @work
+ * @backlog: requests received while @busy
+ * @miss: pages of an on-demand region a request found unmapped; the
+ *	request waits at the head of @backlog, with @busy set, while @work
+ *	faults them in
+ * @nofault: the last fault failed: a missing page is an access error
+ * @active_res: the READ whose responses @work sends
+ * @write_mr: the region an RDMA WRITE in progress targets; a reference
+ * @write_va: where the next WRITE payload goes
+ * @write_resid: WRITE bytes still expected
+ * @write_len: the WRITE's whole length
+ * @rd_res: responder resources (max_dest_rd_atomic of them)
+ * @rd_res_head: next resource to use
+ * @work: continues READ responses beyond the softirq budget
+ * @throttled: @work waits for the QP's packets in flight to go down
+ *
+ * The responder runs in the receive softirq and in @work; qp.c fetches
+ * receive WQEs and flushes them under @lock too.
+ */
+struct sroce_resp {
+	struct sroce_srq	*srq;
+	struct sroce_queue	rq;
+	u32			max_sge;
+	spinlock_t		lock;	/* see above */
+	u32			tail;
+	u32			epsn;
+	u32			msn;
+	struct sroce_rwqe	rwqe;
+	bool			rwqe_valid;
+	u32			recv_offset;
+	u32			in_msg;
+	bool			nak_sent;
+	bool			busy;
+	bool			congested;
+	bool			fatal;
+	struct sk_buff_head	backlog;
+	struct sroce_odp_miss	miss;
+	bool			nofault;
+	struct sroce_rd_res	*active_res;
+	struct sroce_mr		*write_mr;
+	u64			write_va;
+	u32			write_resid;
+	u32			write_len;
+	struct sroce_rd_res	*rd_res;
+	u32			rd_res_head;
+	struct work_struct	work;
+	bool			throttled;
 };
 
 void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,

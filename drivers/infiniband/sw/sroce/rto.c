@@ -32,19 +32,19 @@
 
 /**
  * sroce_rto_reset() - forget the timing of an earlier connection
- * @qp: an RC QP; sq_lock held
+ * @qp: an RC QP; req.lock held
  */
 void sroce_rto_reset(struct sroce_qp *qp)
 {
-	qp->backoff = 0;
-	qp->rto_deferred = 0;
-	qp->rtt_timing = false;
-	qp->rtt = (struct sroce_rtt){};
+	qp->rto.backoff = 0;
+	qp->rto.deferred = 0;
+	qp->rto.rtt_timing = false;
+	qp->rto.rtt = (struct sroce_rtt){};
 }
 
 /**
  * sroce_rto_sent() - note a request packet sent for the first time
- * @qp: an RC QP; sq_lock held
+ * @qp: an RC QP; req.lock held
  * @psn: the last PSN the packet uses
  *
  * Only one packet per round trip is timed, and only one never sent before:
@@ -52,54 +52,55 @@ void sroce_rto_reset(struct sroce_qp *qp)
  */
 void sroce_rto_sent(struct sroce_qp *qp, u32 psn)
 {
-	if (qp->rtt_timing)
+	if (qp->rto.rtt_timing)
 		return;
-	qp->rtt_timing = true;
-	qp->rtt_psn = psn;
-	qp->rtt_start = ktime_get();
+	qp->rto.rtt_timing = true;
+	qp->rto.rtt_psn = psn;
+	qp->rto.rtt_start = ktime_get();
 }
 
 /**
  * sroce_rto_rewound() - the requester went back: stop timing
- * @qp: an RC QP; sq_lock held
+ * @qp: an RC QP; req.lock held
  */
 void sroce_rto_rewound(struct sroce_qp *qp)
 {
-	qp->rtt_timing = false;
+	qp->rto.rtt_timing = false;
 }
 
 /**
  * sroce_rto_acked() - requests before @una_psn were acknowledged
- * @qp: an RC QP; sq_lock held
+ * @qp: an RC QP; req.lock held
  * @una_psn: the new oldest unacknowledged PSN
  */
 void sroce_rto_acked(struct sroce_qp *qp, u32 una_psn)
 {
-	qp->backoff = 0;
-	qp->rto_deferred = 0;
-	if (qp->rtt_timing && sroce_psn_diff(una_psn, qp->rtt_psn) > 0) {
-		s64 us = ktime_us_delta(ktime_get(), qp->rtt_start);
+	qp->rto.backoff = 0;
+	qp->rto.deferred = 0;
+	if (qp->rto.rtt_timing &&
+	    sroce_psn_diff(una_psn, qp->rto.rtt_psn) > 0) {
+		s64 us = ktime_us_delta(ktime_get(), qp->rto.rtt_start);
 
-		qp->rtt_timing = false;
-		sroce_rtt_sample(&qp->rtt, clamp_t(s64, us, 0, U32_MAX));
+		qp->rto.rtt_timing = false;
+		sroce_rtt_sample(&qp->rto.rtt, clamp_t(s64, us, 0, U32_MAX));
 	}
 }
 
 /**
  * sroce_rto_expired() - the retransmission timer fired
- * @qp: an RC QP; sq_lock held
+ * @qp: an RC QP; req.lock held
  */
 void sroce_rto_expired(struct sroce_qp *qp)
 {
-	if (qp->backoff < SROCE_RTO_BACKOFF_MAX)
-		qp->backoff++;
-	qp->rto_deferred = 0;
-	qp->rtt_timing = false;
+	if (qp->rto.backoff < SROCE_RTO_BACKOFF_MAX)
+		qp->rto.backoff++;
+	qp->rto.deferred = 0;
+	qp->rto.rtt_timing = false;
 }
 
 /**
  * sroce_rto_defer() - whether the timer that fired is to wait once more
- * @qp: an RC QP; sq_lock held
+ * @qp: an RC QP; req.lock held
  *
  * The timer measures the network and the peer. While the requester's
  * packets are still in this host's queues, or it waits for room in them
@@ -111,28 +112,28 @@ void sroce_rto_expired(struct sroce_qp *qp)
  */
 bool sroce_rto_defer(struct sroce_qp *qp)
 {
-	if (qp->rto_deferred >= SROCE_RTO_DEFER_MAX || !sroce_tx_held(qp))
+	if (qp->rto.deferred >= SROCE_RTO_DEFER_MAX || !sroce_tx_held(qp))
 		return false;
-	qp->rto_deferred++;
+	qp->rto.deferred++;
 	return true;
 }
 
 /**
  * sroce_rto_interval() - how long to wait for an acknowledgment
- * @qp: an RC QP with a timeout; sq_lock held
+ * @qp: an RC QP with a timeout; req.lock held
  *
  * Return: the wait in jiffies, at least two.
  */
 unsigned long sroce_rto_interval(struct sroce_qp *qp)
 {
-	u64 us = sroce_rto_base_us(qp->timeout, &qp->rtt);
+	u64 us = sroce_rto_base_us(qp->timeout, &qp->rto.rtt);
 	unsigned long j;
 
 	j = usecs_to_jiffies(min_t(u64, us, UINT_MAX));
 	j = max(j, 2UL);
 	if (j > MAX_JIFFY_OFFSET >> (SROCE_RTO_BACKOFF_MAX + 1))
 		return MAX_JIFFY_OFFSET;
-	j <<= qp->backoff;
+	j <<= qp->rto.backoff;
 	return j + get_random_u32_below(min_t(unsigned long, j / 4,
 					      U32_MAX - 1) + 1);
 }

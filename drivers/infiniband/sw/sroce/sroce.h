@@ -17,6 +17,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "compat.h"
+#include "txflow.h"
 
 struct sroce_stats;
 
@@ -51,10 +52,8 @@ struct sroce_stats;
  * @nmcgs: entries in @mcgs
  * @atomic_lock: makes the responder's atomic operations atomic
  * @stats: event counters, see stats.h
- * @tx_inflight: packets of all the device's QPs handed to the IP layer and
- *	not yet freed
- * @tx_wait_lock: protects @tx_wait
- * @tx_wait: QPs waiting for @tx_inflight to go down, oldest first
+ * @tx: its packets in the queues below, and its line of QPs waiting for
+ *	room there (txflow.c)
  * @attrs: the device attributes, as query_device reports them
  */
 struct sroce_dev {
@@ -80,9 +79,7 @@ struct sroce_dev {
 	u32			nmcgs;
 	spinlock_t		atomic_lock;	/* see above */
 	struct sroce_stats __percpu *stats;
-	atomic_t		tx_inflight;
-	spinlock_t		tx_wait_lock;	/* see above */
-	struct list_head	tx_wait;
+	struct sroce_dev_txflow	tx;
 	struct ib_device_attr	attrs;
 };
 

@@ -210,7 +210,7 @@ static void sroce_srq_limit_reached(struct sroce_srq *srq)
  *
  * Fires the armed limit event, once, when the WQEs left fall below it.
  *
- * Context: softirq or process context, a QP's rq_lock held.
+ * Context: softirq or process context, a QP's resp.lock held.
  * Return: 0, -EAGAIN when the SRQ is empty, or -EINVAL for a malformed WQE
  * (taken all the same).
  */

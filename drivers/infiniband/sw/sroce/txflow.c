@@ -41,12 +41,12 @@ static bool sroce_tx_wake(struct sroce_qp *qp)
 {
 	bool woken = false;
 
-	if (test_and_clear_bit(SROCE_TXW_REQ, &qp->tx_waiters)) {
-		queue_work(system_unbound_wq, &qp->req_work);
+	if (test_and_clear_bit(SROCE_TXW_REQ, &qp->tx.waiters)) {
+		queue_work(system_unbound_wq, &qp->req.work);
 		woken = true;
 	}
-	if (test_and_clear_bit(SROCE_TXW_RESP, &qp->tx_waiters)) {
-		queue_work(system_unbound_wq, &qp->resp_work);
+	if (test_and_clear_bit(SROCE_TXW_RESP, &qp->tx.waiters)) {
+		queue_work(system_unbound_wq, &qp->resp.work);
 		woken = true;
 	}
 	return woken;
@@ -63,14 +63,14 @@ static void sroce_dev_tx_wake(struct sroce_dev *sdev, bool all)
 	struct sroce_qp *qp;
 	unsigned long flags;
 
-	spin_lock_irqsave(&sdev->tx_wait_lock, flags);
-	while ((qp = list_first_entry_or_null(&sdev->tx_wait, struct sroce_qp,
-					      tx_wait_entry))) {
-		list_del_init(&qp->tx_wait_entry);
+	spin_lock_irqsave(&sdev->tx.wait_lock, flags);
+	while ((qp = list_first_entry_or_null(&sdev->tx.wait, struct sroce_qp,
+					      tx.wait_entry))) {
+		list_del_init(&qp->tx.wait_entry);
 		if (sroce_tx_wake(qp) && !all)
 			break;
 	}
-	spin_unlock_irqrestore(&sdev->tx_wait_lock, flags);
+	spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
 }
 
 /* The skb destructor: one of the QP's packets has left (or was dropped). */
@@ -78,14 +78,14 @@ static void sroce_pkt_sent(struct sk_buff *skb)
 {
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
 	struct sroce_dev *sdev = qp->sdev;
-	int dev_left = atomic_dec_return(&sdev->tx_inflight);
+	int dev_left = atomic_dec_return(&sdev->tx.inflight);
 
-	if (atomic_dec_return(&qp->tx_inflight) <= SROCE_TX_INFLIGHT_LOW &&
-	    READ_ONCE(qp->tx_waiters))
+	if (atomic_dec_return(&qp->tx.inflight) <= SROCE_TX_INFLIGHT_LOW &&
+	    READ_ONCE(qp->tx.waiters))
 		sroce_tx_wake(qp);
 	/* Pairs with the barrier in sroce_dev_tx_throttled(). */
 	if (dev_left < SROCE_DEV_TX_INFLIGHT_HIGH &&
-	    !list_empty_careful(&sdev->tx_wait))
+	    !list_empty_careful(&sdev->tx.wait))
 		sroce_dev_tx_wake(sdev, !dev_left);
 	sroce_qp_put(qp);
 }
@@ -104,8 +104,8 @@ void sroce_pkt_track(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	if (!sroce_qp_get(qp))
 		return;
-	atomic_inc(&qp->tx_inflight);
-	atomic_inc(&qp->sdev->tx_inflight);
+	atomic_inc(&qp->tx.inflight);
+	atomic_inc(&qp->sdev->tx.inflight);
 	/* Not a zero-copy skb: the destructor argument is free to use. */
 	skb_shinfo(skb)->destructor_arg = qp;
 	skb->destructor = sroce_pkt_sent;
@@ -114,15 +114,15 @@ void sroce_pkt_track(struct sroce_qp *qp, struct sk_buff *skb)
 /* Whether @qp must wait for its own packets to leave; see below. */
 static bool sroce_qp_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
 {
-	if (atomic_read(&qp->tx_inflight) < SROCE_TX_INFLIGHT_HIGH)
+	if (atomic_read(&qp->tx.inflight) < SROCE_TX_INFLIGHT_HIGH)
 		return false;
-	set_bit(waiter, &qp->tx_waiters);
+	set_bit(waiter, &qp->tx.waiters);
 	/* Pairs with atomic_dec_return() in sroce_pkt_sent(). */
 	smp_mb__after_atomic();
-	if (atomic_read(&qp->tx_inflight) > SROCE_TX_INFLIGHT_LOW)
+	if (atomic_read(&qp->tx.inflight) > SROCE_TX_INFLIGHT_LOW)
 		return true;
 	/* Drained meanwhile: nobody else will wake us. */
-	clear_bit(waiter, &qp->tx_waiters);
+	clear_bit(waiter, &qp->tx.waiters);
 	return false;
 }
 
@@ -132,29 +132,29 @@ static bool sroce_dev_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
 	struct sroce_dev *sdev = qp->sdev;
 	unsigned long flags;
 
-	if (atomic_read(&sdev->tx_inflight) < SROCE_DEV_TX_INFLIGHT_HIGH)
+	if (atomic_read(&sdev->tx.inflight) < SROCE_DEV_TX_INFLIGHT_HIGH)
 		return false;
-	spin_lock_irqsave(&sdev->tx_wait_lock, flags);
-	if (qp->tx_wait_closed) {
+	spin_lock_irqsave(&sdev->tx.wait_lock, flags);
+	if (qp->tx.wait_closed) {
 		/* Being destroyed: nothing more is to be sent. */
-		spin_unlock_irqrestore(&sdev->tx_wait_lock, flags);
+		spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
 		return true;
 	}
-	set_bit(waiter, &qp->tx_waiters);
-	if (list_empty(&qp->tx_wait_entry))
-		list_add_tail(&qp->tx_wait_entry, &sdev->tx_wait);
-	spin_unlock_irqrestore(&sdev->tx_wait_lock, flags);
+	set_bit(waiter, &qp->tx.waiters);
+	if (list_empty(&qp->tx.wait_entry))
+		list_add_tail(&qp->tx.wait_entry, &sdev->tx.wait);
+	spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
 	/* Pairs with atomic_dec_return() in sroce_pkt_sent(). */
 	smp_mb();
-	if (atomic_read(&sdev->tx_inflight) >= SROCE_DEV_TX_INFLIGHT_HIGH) {
+	if (atomic_read(&sdev->tx.inflight) >= SROCE_DEV_TX_INFLIGHT_HIGH) {
 		sroce_stat_inc(sdev, SROCE_STAT_TX_DEVICE_WAIT);
 		return true;
 	}
 	/* Drained before we were listed: nobody else may wake us. */
-	spin_lock_irqsave(&sdev->tx_wait_lock, flags);
-	list_del_init(&qp->tx_wait_entry);
-	clear_bit(waiter, &qp->tx_waiters);
-	spin_unlock_irqrestore(&sdev->tx_wait_lock, flags);
+	spin_lock_irqsave(&sdev->tx.wait_lock, flags);
+	list_del_init(&qp->tx.wait_entry);
+	clear_bit(waiter, &qp->tx.waiters);
+	spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
 	return false;
 }
 
@@ -194,8 +194,8 @@ bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
  */
 bool sroce_tx_held(struct sroce_qp *qp)
 {
-	return atomic_read(&qp->tx_inflight) ||
-	       test_bit(SROCE_TXW_REQ, &qp->tx_waiters);
+	return atomic_read(&qp->tx.inflight) ||
+	       test_bit(SROCE_TXW_REQ, &qp->tx.waiters);
 }
 
 /**
@@ -213,8 +213,8 @@ void sroce_tx_unwait(struct sroce_qp *qp)
 	struct sroce_dev *sdev = qp->sdev;
 	unsigned long flags;
 
-	spin_lock_irqsave(&sdev->tx_wait_lock, flags);
-	qp->tx_wait_closed = true;
-	list_del_init(&qp->tx_wait_entry);
-	spin_unlock_irqrestore(&sdev->tx_wait_lock, flags);
+	spin_lock_irqsave(&sdev->tx.wait_lock, flags);
+	qp->tx.wait_closed = true;
+	list_del_init(&qp->tx.wait_entry);
+	spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
 }

@@ -6,12 +6,49 @@
 #ifndef _SROCE_TXFLOW_H
 #define _SROCE_TXFLOW_H
 
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 
 struct sk_buff;
 struct sroce_qp;
 
-/* Bits of sroce_qp.tx_waiters: the work item to run when packets leave. */
+/**
+ * struct sroce_txflow - a QP's packets in the queues below
+ * @inflight: packets of the QP handed to the IP layer and not yet freed
+ *	(sent by the NIC, or dropped)
+ * @waiters: SROCE_TXW_* bits: who waits for @inflight, or the device's,
+ *	to go down
+ * @wait_entry: entry in the device's line of QPs waiting to send (struct
+ *	sroce_dev_txflow); empty when not in it
+ * @wait_closed: the QP is being destroyed and may not join that line again
+ *
+ * Locking: @inflight is atomic and @waiters changes by atomic bit
+ * operations; @wait_entry and @wait_closed are under the device's
+ * sroce_dev_txflow.wait_lock.
+ */
+struct sroce_txflow {
+	atomic_t		inflight;
+	unsigned long		waiters;
+	struct list_head	wait_entry;
+	bool			wait_closed;
+};
+
+/**
+ * struct sroce_dev_txflow - a device's packets in the queues below
+ * @inflight: packets of all the device's QPs handed to the IP layer and
+ *	not yet freed
+ * @wait_lock: protects @wait
+ * @wait: QPs waiting for @inflight to go down, oldest first
+ */
+struct sroce_dev_txflow {
+	atomic_t		inflight;
+	spinlock_t		wait_lock;	/* see above */
+	struct list_head	wait;
+};
+
+/* Bits of sroce_txflow.waiters: the work item to run when packets leave. */
 enum {
 	SROCE_TXW_REQ,
 	SROCE_TXW_RESP,
