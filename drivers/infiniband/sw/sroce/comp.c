@@ -342,31 +342,43 @@ static void sroce_comp_rd_atomic_done(struct sroce_qp *qp,
 		qp->req.rd_atomic_out--;
 }
 
-static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
-				 const struct sroce_opcode_info *info, u32 psn,
-				 u32 payload)
+/* The READ WQE a response at @psn belongs to, or NULL for a stale one. */
+static struct sroce_swqe *sroce_comp_read_wqe(struct sroce_qp *qp, u32 psn,
+					      u32 *idx)
 {
-	int off = sizeof(struct udphdr) + info->hdr_len;
 	struct sroce_swqe *wqe;
-	u32 idx, expect, left;
-	bool found, recorded;
-	int err;
+	bool found;
 
-	idx = sroce_comp_find(qp, psn, &found);
-	wqe = &qp->req.swqe[idx];
+	*idx = sroce_comp_find(qp, psn, &found);
+	wqe = &qp->req.swqe[*idx];
 	if (!found || !sroce_is_read_resp_wqe(wqe)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
-		return;
+		return NULL;
 	}
-	/*
-	 * A response acknowledges the requests before its READ, not the
-	 * READ's own earlier responses: those may be the ones lost.
-	 */
-	if (sroce_psn_diff(wqe->first_psn, qp->comp.una_psn) > 0 &&
-	    !sroce_comp_ack(qp, sroce_psn_add(wqe->first_psn, -1)))
-		return;
+	return wqe;
+}
 
-	expect = sroce_comp_read_next(qp, wqe);
+/*
+ * A response acknowledges the requests before its READ, not the READ's own
+ * earlier responses: those may be the ones lost. Return: false when the
+ * acknowledgment ended processing.
+ */
+static bool sroce_comp_read_ack_before(struct sroce_qp *qp,
+				       const struct sroce_swqe *wqe)
+{
+	return sroce_psn_diff(wqe->first_psn, qp->comp.una_psn) <= 0 ||
+	       sroce_comp_ack(qp, sroce_psn_add(wqe->first_psn, -1));
+}
+
+/*
+ * Whether the response at @psn is the next the READ expects; when one was
+ * lost, ask for the rest again, once until progress.
+ */
+static bool sroce_comp_read_in_order(struct sroce_qp *qp,
+				     struct sroce_swqe *wqe, u32 psn)
+{
+	u32 expect = sroce_comp_read_next(qp, wqe);
+
 	if (psn != expect) {
 		if (sroce_psn_diff(psn, expect) > 0 && !qp->comp.read_rewound) {
 			/* A response was lost: ask for the rest again. */
@@ -374,48 +386,92 @@ static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_comp_rewind(qp, expect);
 		}
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
-		return;
+		return false;
 	}
 	qp->comp.read_rewound = false;
+	return true;
+}
 
-	left = wqe->length - wqe->sent;
-	if (payload != min(left, qp->mtu) ||
-	    (payload < left && (info->flags & (SROCE_OPF_LAST |
-					       SROCE_OPF_ONLY)))) {
-		sroce_comp_fail(qp, psn, IB_WC_BAD_RESP_ERR);
-		return;
-	}
-	recorded = !qp->req.miss.mr;
+/* Whether a response carries as many bytes as its place in the READ says. */
+static bool sroce_comp_read_len_ok(struct sroce_qp *qp,
+				   const struct sroce_opcode_info *info,
+				   const struct sroce_swqe *wqe, u32 payload)
+{
+	u32 left = wqe->length - wqe->sent;
+
+	return payload == min(left, qp->mtu) &&
+	       !(payload < left && (info->flags & (SROCE_OPF_LAST |
+						   SROCE_OPF_ONLY)));
+}
+
+/*
+ * Scatter a response's payload into the READ's buffers. Return: false when
+ * it was not placed, because pages are missing (the response is then kept
+ * or dropped, see sroce_comp_miss()) or the WQE failed.
+ */
+static bool sroce_comp_read_place(struct sroce_qp *qp, struct sk_buff *skb,
+				  const struct sroce_opcode_info *info,
+				  struct sroce_swqe *wqe, u32 psn, u32 payload)
+{
+	int off = sizeof(struct udphdr) + info->hdr_len;
+	bool recorded = !qp->req.miss.mr;
+	int err;
+
 	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, wqe->sge,
 				    wqe->num_sge, wqe->sent, skb, off, payload,
 				    &qp->req.miss);
 	if (err == -EAGAIN) {
 		sroce_comp_miss(qp, skb, psn, recorded);
-		return;
+		return false;
 	}
 	if (err) {
 		sroce_comp_fail(qp, psn, IB_WC_LOC_PROT_ERR);
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* Account for a placed response; the last one completes the READ. */
+static void sroce_comp_read_placed(struct sroce_qp *qp, struct sroce_swqe *wqe,
+				   u32 idx, u32 psn, u32 payload)
+{
 	wqe->sent += payload;
 	sroce_comp_progress(qp, psn);
-	if (wqe->sent == wqe->length) {
-		if (wqe->state == SROCE_SWQE_SENDING) {
-			/*
-			 * Complete before its re-request went out: the
-			 * requester goes on after the READ's PSNs, not from
-			 * the response's, where a go-back left it.
-			 */
-			wqe->state = SROCE_SWQE_PENDING;
-			qp->req.rd_atomic_out++;
-			if (qp->req.next == idx)
-				qp->req.next = sroce_queue_next(&qp->req.sq,
-								idx);
-			if (sroce_psn_diff(qp->req.psn, wqe->last_psn) <= 0)
-				qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
-		}
-		sroce_comp_rd_atomic_done(qp, wqe);
+	if (wqe->sent != wqe->length)
+		return;
+	if (wqe->state == SROCE_SWQE_SENDING) {
+		/*
+		 * Complete before its re-request went out: the requester goes
+		 * on after the READ's PSNs, not from the response's, where a
+		 * go-back left it.
+		 */
+		wqe->state = SROCE_SWQE_PENDING;
+		qp->req.rd_atomic_out++;
+		if (qp->req.next == idx)
+			qp->req.next = sroce_queue_next(&qp->req.sq, idx);
+		if (sroce_psn_diff(qp->req.psn, wqe->last_psn) <= 0)
+			qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 	}
+	sroce_comp_rd_atomic_done(qp, wqe);
+}
+
+static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
+				 const struct sroce_opcode_info *info, u32 psn,
+				 u32 payload)
+{
+	struct sroce_swqe *wqe;
+	u32 idx;
+
+	wqe = sroce_comp_read_wqe(qp, psn, &idx);
+	if (!wqe || !sroce_comp_read_ack_before(qp, wqe) ||
+	    !sroce_comp_read_in_order(qp, wqe, psn))
+		return;
+	if (!sroce_comp_read_len_ok(qp, info, wqe, payload)) {
+		sroce_comp_fail(qp, psn, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (sroce_comp_read_place(qp, skb, info, wqe, psn, payload))
+		sroce_comp_read_placed(qp, wqe, idx, psn, payload);
 }
 
 static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,

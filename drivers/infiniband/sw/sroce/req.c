@@ -596,6 +596,118 @@ static bool sroce_req_ud_too_long(struct sroce_qp *qp, struct sroce_swqe *wqe)
 	return qp->type == IB_QPT_UD && wqe->length > sroce_req_mtu(qp);
 }
 
+/* What sroce_req_run() does after each step on the WQE at req.next. */
+enum sroce_req_verdict {
+	SROCE_REQ_SEND,		/* send its next packet */
+	SROCE_REQ_NEXT,		/* go round again */
+	SROCE_REQ_STOP,		/* stop for now */
+	SROCE_REQ_FAILED,	/* stop: a WQE failed */
+};
+
+/* Move on from the WQE at @idx. */
+static void sroce_req_advance(struct sroce_qp *qp, u32 idx)
+{
+	qp->req.next = sroce_queue_next(&qp->req.sq, idx);
+}
+
+/* The private copy of the WQE at @idx, copied from the ring on first use. */
+static struct sroce_swqe *sroce_req_wqe(struct sroce_qp *qp, u32 idx)
+{
+	if (idx == qp->req.seen) {
+		sroce_req_fetch(qp, idx);
+		qp->req.seen = sroce_queue_next(&qp->req.sq, idx);
+	}
+	return &qp->req.swqe[idx];
+}
+
+/*
+ * Start a WQE not yet looked at: run a local operation, drop a UD message
+ * too long for the path, or assign the PSNs of a WQE that goes on the wire.
+ */
+static enum sroce_req_verdict sroce_req_begin(struct sroce_qp *qp,
+					      struct sroce_swqe *wqe, u32 idx)
+{
+	if (wqe->state == SROCE_SWQE_DONE) {
+		/* Rejected by validation. */
+		sroce_req_advance(qp, idx);
+		return SROCE_REQ_FAILED;
+	}
+	if (wqe->state != SROCE_SWQE_NEW)
+		return SROCE_REQ_SEND;
+	if (!sroce_req_may_start(qp, wqe))
+		return SROCE_REQ_STOP;
+	if (wqe->wr.opcode == IB_UVERBS_WR_LOCAL_INV ||
+	    wqe->wr.opcode == IB_UVERBS_WR_BIND_MW ||
+	    wqe->wr.opcode == IB_WR_REG_MR) {
+		if (!sroce_req_local_op(qp, wqe, idx))
+			return SROCE_REQ_STOP;
+		sroce_req_advance(qp, idx);
+		return wqe->status != IB_WC_SUCCESS ? SROCE_REQ_FAILED :
+						      SROCE_REQ_NEXT;
+	}
+	if (sroce_req_ud_too_long(qp, wqe)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UD_TOO_LONG);
+		wqe->state = SROCE_SWQE_DONE;
+		sroce_req_advance(qp, idx);
+		return SROCE_REQ_NEXT;
+	}
+	wqe->first_psn = qp->req.psn;
+	wqe->last_psn = sroce_psn_add(qp->req.psn,
+				      sroce_req_npsn(qp, wqe) - 1);
+	wqe->psn_valid = true;
+	wqe->sent = 0;
+	wqe->state = SROCE_SWQE_SENDING;
+	return SROCE_REQ_SEND;
+}
+
+/*
+ * Whether another packet may go now: the window, the budget of this run
+ * (the work item takes over when it is spent) and the queues below.
+ */
+static bool sroce_req_may_send(struct sroce_qp *qp, unsigned int *budget)
+{
+	if (sroce_req_window_full(qp))
+		return false;
+	if (!*budget) {
+		queue_work(system_unbound_wq, &qp->req.work);
+		return false;
+	}
+	if (sroce_tx_throttled(qp, SROCE_TXW_REQ))
+		return false;
+	(*budget)--;
+	return true;
+}
+
+/* Send the next packet of @wqe, and account for it. */
+static enum sroce_req_verdict sroce_req_send(struct sroce_qp *qp,
+					     struct sroce_swqe *wqe, u32 idx)
+{
+	enum ib_wc_status status = sroce_req_step(qp, wqe);
+
+	if (status == IB_WC_GENERAL_ERR) {
+		/* No memory, queue space or mapped page: try later. */
+		if (!qp->comp.rnr_wait)
+			queue_work(system_unbound_wq, &qp->req.work);
+		return SROCE_REQ_STOP;
+	}
+	if (status != IB_WC_SUCCESS) {
+		wqe->status = status;
+		wqe->state = SROCE_SWQE_DONE;
+		sroce_req_advance(qp, idx);
+		return SROCE_REQ_FAILED;
+	}
+	if (sroce_psn_diff(qp->req.psn, qp->req.sent_psn) > 0) {
+		qp->req.sent_psn = qp->req.psn;
+		if (qp->type == IB_QPT_RC)
+			sroce_rto_sent(qp, sroce_psn_add(qp->req.psn, -1));
+	}
+	if (sroce_req_all_sent(qp, wqe)) {
+		sroce_req_sent_all(qp, wqe);
+		sroce_req_advance(qp, idx);
+	}
+	return SROCE_REQ_NEXT;
+}
+
 /**
  * sroce_req_run() - send what the send queue holds, as far as allowed
  * @qp: the QP; req.lock held
@@ -611,82 +723,17 @@ void sroce_req_run(struct sroce_qp *qp)
 
 	while (qp->req.next != prod && !qp->comp.rnr_wait && !qp->req.fatal) {
 		u32 idx = qp->req.next;
-		struct sroce_swqe *wqe = &qp->req.swqe[idx];
-		enum ib_wc_status status;
+		struct sroce_swqe *wqe = sroce_req_wqe(qp, idx);
+		enum sroce_req_verdict verdict;
 
-		if (idx == qp->req.seen) {
-			sroce_req_fetch(qp, idx);
-			qp->req.seen = sroce_queue_next(&qp->req.sq, idx);
-		}
-		if (wqe->state == SROCE_SWQE_DONE) {
-			/* Rejected by validation. */
+		verdict = sroce_req_begin(qp, wqe, idx);
+		if (verdict == SROCE_REQ_SEND)
+			verdict = sroce_req_may_send(qp, &budget) ?
+				  sroce_req_send(qp, wqe, idx) : SROCE_REQ_STOP;
+		if (verdict == SROCE_REQ_FAILED)
 			error = true;
-			qp->req.next = sroce_queue_next(&qp->req.sq, idx);
+		if (verdict != SROCE_REQ_NEXT)
 			break;
-		}
-		if (wqe->state == SROCE_SWQE_NEW) {
-			if (!sroce_req_may_start(qp, wqe))
-				break;
-			if (wqe->wr.opcode == IB_UVERBS_WR_LOCAL_INV ||
-			    wqe->wr.opcode == IB_UVERBS_WR_BIND_MW ||
-			    wqe->wr.opcode == IB_WR_REG_MR) {
-				if (!sroce_req_local_op(qp, wqe, idx))
-					break;
-				qp->req.next = sroce_queue_next(&qp->req.sq,
-								idx);
-				error = wqe->status != IB_WC_SUCCESS;
-				if (error)
-					break;
-				continue;
-			}
-			if (sroce_req_ud_too_long(qp, wqe)) {
-				sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UD_TOO_LONG);
-				wqe->state = SROCE_SWQE_DONE;
-				qp->req.next = sroce_queue_next(&qp->req.sq,
-								idx);
-				continue;
-			}
-			wqe->first_psn = qp->req.psn;
-			wqe->last_psn = sroce_psn_add(qp->req.psn,
-						      sroce_req_npsn(qp, wqe) - 1);
-			wqe->psn_valid = true;
-			wqe->sent = 0;
-			wqe->state = SROCE_SWQE_SENDING;
-		}
-		if (sroce_req_window_full(qp))
-			break;
-		if (!budget) {
-			queue_work(system_unbound_wq, &qp->req.work);
-			break;
-		}
-		if (sroce_tx_throttled(qp, SROCE_TXW_REQ))
-			break;
-		budget--;
-
-		status = sroce_req_step(qp, wqe);
-		if (status == IB_WC_GENERAL_ERR) {
-			/* No memory, queue space or mapped page: try later. */
-			if (!qp->comp.rnr_wait)
-				queue_work(system_unbound_wq, &qp->req.work);
-			break;
-		}
-		if (status != IB_WC_SUCCESS) {
-			wqe->status = status;
-			wqe->state = SROCE_SWQE_DONE;
-			qp->req.next = sroce_queue_next(&qp->req.sq, idx);
-			error = true;
-			break;
-		}
-		if (sroce_psn_diff(qp->req.psn, qp->req.sent_psn) > 0) {
-			qp->req.sent_psn = qp->req.psn;
-			if (qp->type == IB_QPT_RC)
-				sroce_rto_sent(qp, sroce_psn_add(qp->req.psn,
-								 -1));
-		}
-		if (sroce_req_all_sent(qp, wqe)) {
-			sroce_req_sent_all(qp, wqe);
-			qp->req.next = sroce_queue_next(&qp->req.sq, idx);
-		}
 	}
 	if (qp->type == IB_QPT_RC)
 		sroce_comp_arm_retrans(qp);
