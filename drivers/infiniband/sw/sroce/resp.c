@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The responder: validates request packets, places their payload into
- * registered memory with one copy, answers with ACKs, NAKs, READ responses
- * and atomic ACKs, and completes receive WQEs.
+ * registered memory with one copy, answers with ACKs and NAKs, and
+ * completes receive WQEs. READ, FLUSH and atomic requests and duplicates
+ * are answered by resp_read.c.
  *
  * It runs in the receive softirq. Only READ responses beyond a budget are
  * sent from a work item, with later requests held back until it is done so
@@ -27,8 +28,6 @@
 #include "wqe.h"
 #include "xmit.h"
 
-/* READ response packets sent from softirq before deferring to the work. */
-#define SROCE_RESP_BUDGET	64
 /* Requests held back while READ responses are being sent. */
 #define SROCE_RESP_BACKLOG	4096
 /* The GRH image at the start of a UD receive buffer. */
@@ -48,14 +47,14 @@ static void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
 }
 
-static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
+void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
 {
 	sroce_resp_send_ack(qp, psn,
 			    SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID);
 }
 
 /* Fail the QP from the responder: NAK the request, then error the QP. */
-static void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak)
+void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak)
 {
 	static const u8 stat[] = {
 		[SROCE_NAK_INVALID_REQ] = SROCE_STAT_INVALID_NAK_SENT,
@@ -99,14 +98,6 @@ static void sroce_resp_complete_error(struct sroce_qp *qp,
 	sroce_resp_complete(qp, &wc, true, 0);
 }
 
-/* Release what a responder resource holds. */
-static void sroce_rd_res_clear(struct sroce_rd_res *res)
-{
-	if (res->mr)
-		sroce_mr_put(res->mr);
-	memset(res, 0, sizeof(*res));
-}
-
 /**
  * sroce_resp_release() - drop the responder's references and progress
  * @qp: the QP; resp.lock held
@@ -138,7 +129,7 @@ void sroce_resp_release(struct sroce_qp *qp)
  *
  * Return: false when the fault already failed: the request fails instead.
  */
-static bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb)
+bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	if (qp->resp.nofault) {
 		sroce_odp_miss_clear(&qp->resp.miss);
@@ -150,307 +141,9 @@ static bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb)
 	return true;
 }
 
-static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
-{
-	struct sroce_rd_res *res = &qp->resp.rd_res[qp->resp.rd_res_head];
-
-	qp->resp.rd_res_head = (qp->resp.rd_res_head + 1) %
-			       qp->max_dest_rd_atomic;
-	sroce_rd_res_clear(res);
-	return res;
-}
-
-static const void *sroce_resp_hdr(const struct sk_buff *skb,
-				  const struct sroce_opcode_info *info,
-				  enum sroce_hdr hdr)
-{
-	return skb->data + sizeof(struct udphdr) + info->offset[hdr];
-}
-
 static int sroce_resp_payload_off(const struct sroce_opcode_info *info)
 {
 	return sizeof(struct udphdr) + info->hdr_len;
-}
-
-/* Send READ responses until done or out of budget. Return: true when done. */
-static bool sroce_resp_read_continue(struct sroce_qp *qp,
-				     struct sroce_rd_res *res,
-				     unsigned int budget)
-{
-	qp->resp.throttled = false;
-	while (budget--) {
-		bool first = res->resid == res->length;
-		bool last = res->resid <= qp->mtu;
-		u32 payload = min(res->resid, qp->mtu);
-		struct sroce_pkt pkt;
-		u8 opcode;
-		void *data;
-
-		if (sroce_tx_throttled(qp, SROCE_TXW_RESP)) {
-			/* Going on when the packets sent so far have left. */
-			qp->resp.throttled = true;
-			return false;
-		}
-		opcode = first && last ? SROCE_OP_READ_RESP_ONLY :
-			 first ? SROCE_OP_READ_RESP_FIRST :
-			 last ? SROCE_OP_READ_RESP_LAST :
-				SROCE_OP_READ_RESP_MIDDLE;
-		data = sroce_pkt_alloc(qp, &pkt, opcode, payload);
-		if (!data) {
-			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
-			return false;
-		}
-		if (payload && sroce_mr_copy_from(res->mr, res->va, data,
-						  payload, &qp->resp.miss)) {
-			/* The work item goes on once the pages are in. */
-			sroce_pkt_free(&pkt);
-			if (qp->resp.nofault) {
-				sroce_odp_miss_clear(&qp->resp.miss);
-				sroce_resp_fatal(qp, res->next_psn,
-						 SROCE_NAK_REM_ACCESS);
-			}
-			return false;
-		}
-		if (pkt.info->hdrs & BIT(SROCE_HDR_AETH))
-			sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH),
-					SROCE_AETH_ACK |
-					SROCE_AETH_CREDIT_INVALID,
-					qp->resp.msn);
-		pkt.bth.psn = res->next_psn;
-		if (sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn) == -ENOBUFS) {
-			/* The NIC's queue is full: send it again later. */
-			qp->resp.congested = true;
-			return false;
-		}
-
-		res->va += payload;
-		res->resid -= payload;
-		res->next_psn = sroce_psn_add(res->next_psn, 1);
-		if (last) {
-			/* The data can go; the PSNs stay for duplicates. */
-			if (res->mr)
-				sroce_mr_put(res->mr);
-			res->mr = NULL;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Start sending READ responses; the rest goes to the work item. */
-static void sroce_resp_read_start(struct sroce_qp *qp, struct sroce_rd_res *res)
-{
-	if (sroce_resp_read_continue(qp, res, SROCE_RESP_BUDGET))
-		return;
-	qp->resp.active_res = res;
-	qp->resp.busy = true;
-	if (!qp->resp.throttled)
-		queue_work(system_unbound_wq, &qp->resp.work);
-}
-
-static void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
-			    const struct sroce_opcode_info *info, u32 psn,
-			    bool duplicate)
-{
-	const struct sroce_reth *reth = sroce_resp_hdr(skb, info,
-						       SROCE_HDR_RETH);
-	u64 va = be64_to_cpu(reth->va);
-	u32 rkey = be32_to_cpu(reth->rkey);
-	u32 len = be32_to_cpu(reth->len);
-	struct sroce_rd_res *res;
-	struct sroce_mr *mr = NULL;
-
-	if (!(qp->access_flags & IB_ACCESS_REMOTE_READ)) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
-		return;
-	}
-	if (len > SROCE_MAX_MSG_SIZE) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
-		return;
-	}
-	if (len) {
-		mr = sroce_mr_get(qp->sdev, rkey, qp->ibqp.pd,
-				  IB_ACCESS_REMOTE_READ, va, len, qp);
-		if (!mr) {
-			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
-			return;
-		}
-	}
-
-	res = sroce_resp_new_res(qp);
-	res->psn = psn;
-	res->mr = mr;
-	res->va = va;
-	res->resid = len;
-	res->length = len;
-	res->next_psn = psn;
-	res->last_psn = sroce_psn_add(psn,
-				      max(1U, DIV_ROUND_UP(len, qp->mtu)) - 1);
-	if (!duplicate) {
-		qp->resp.epsn = sroce_psn_add(res->last_psn, 1);
-		qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
-	}
-	sroce_resp_read_start(qp, res);
-}
-
-/*
- * IBTA 1.5 FLUSH, global visibility: what earlier requests placed must be
- * visible to every CPU and device. They were executed in order and their
- * data stored before this request is, so a full barrier does it. The answer
- * is a READ response without data, and a duplicate is simply answered
- * again. Persistent placement is refused: no region is persistent memory.
- */
-static void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
-			     const struct sroce_opcode_info *info, u32 psn,
-			     bool duplicate)
-{
-	const struct sroce_feth *feth = sroce_resp_hdr(skb, info,
-						       SROCE_HDR_FETH);
-	const struct sroce_reth *reth = sroce_resp_hdr(skb, info,
-						       SROCE_HDR_RETH);
-	u32 bits = be32_to_cpu(feth->bits);
-	u32 type = bits & SROCE_FETH_PLT_MASK;
-	u32 level = (bits & SROCE_FETH_SEL_MASK) >> SROCE_FETH_SEL_SHIFT;
-	struct sroce_rd_res *res;
-	struct sroce_mr *mr;
-
-	if (!type || (type & ~(SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT)) ||
-	    level > SROCE_FLUSH_MR) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
-		return;
-	}
-	mr = type & SROCE_FLUSH_PERSISTENT ? NULL :
-	     sroce_mr_get(qp->sdev, be32_to_cpu(reth->rkey), qp->ibqp.pd,
-			  SROCE_ACCESS_FLUSH, be64_to_cpu(reth->va),
-			  level == SROCE_FLUSH_MR ? SROCE_LEN_WHOLE :
-						    be32_to_cpu(reth->len), qp);
-	if (!mr) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
-		return;
-	}
-	sroce_mr_put(mr);
-	/* The stores of earlier requests, before the answer saying so. */
-	smp_mb();
-
-	res = sroce_resp_new_res(qp);
-	res->psn = psn;
-	res->next_psn = psn;
-	res->last_psn = psn;
-	if (!duplicate) {
-		qp->resp.epsn = sroce_psn_add(psn, 1);
-		qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
-	}
-	sroce_resp_read_start(qp, res);
-}
-
-static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
-{
-	struct sroce_atmack *ack;
-	struct sroce_pkt pkt;
-
-	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_ATOMIC_ACK, 0)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
-		return;
-	}
-	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH),
-			SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
-			qp->resp.msn);
-	ack = sroce_pkt_hdr(&pkt, SROCE_HDR_ATMACK);
-	ack->orig = cpu_to_be64(orig);
-	pkt.bth.psn = psn;
-	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
-}
-
-static void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
-			      const struct sroce_bth *bth,
-			      const struct sroce_opcode_info *info, u32 psn)
-{
-	const struct sroce_atmeth *atm = sroce_resp_hdr(skb, info,
-							SROCE_HDR_ATMETH);
-	u64 va = be64_to_cpu(atm->va);
-	struct sroce_rd_res *res;
-	struct sroce_mr *mr;
-	struct sroce_atomic_op op = {};
-	u64 orig;
-	int err;
-
-	if (!(qp->access_flags & IB_ACCESS_REMOTE_ATOMIC) ||
-	    (va & (sizeof(u64) - 1))) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
-		return;
-	}
-	mr = sroce_mr_get(qp->sdev, be32_to_cpu(atm->rkey), qp->ibqp.pd,
-			  IB_ACCESS_REMOTE_ATOMIC, va, sizeof(u64), qp);
-	if (!mr) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
-		return;
-	}
-	if ((va - mr->iova + mr->offset) & (sizeof(u64) - 1)) {
-		/* The region's mapping would split the target across pages. */
-		sroce_mr_put(mr);
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
-		return;
-	}
-
-	op.opcode = bth->opcode;
-	op.cmp = be64_to_cpu(atm->cmp);
-	op.val = be64_to_cpu(atm->swap_add);
-	spin_lock(&qp->sdev->atomic_lock);
-	err = sroce_mr_atomic(mr, va, &op, &qp->resp.miss);
-	spin_unlock(&qp->sdev->atomic_lock);
-	sroce_mr_put(mr);
-	if (err) {
-		if (!sroce_resp_defer(qp, skb))
-			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
-		return;
-	}
-	orig = op.orig;
-
-	/* Kept so that a duplicate request gets the same answer. */
-	res = sroce_resp_new_res(qp);
-	res->psn = psn;
-	res->last_psn = psn;
-	res->is_atomic = true;
-	res->atomic_orig = orig;
-
-	qp->resp.epsn = sroce_psn_add(psn, 1);
-	qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
-	sroce_resp_atomic_ack(qp, psn, orig);
-}
-
-static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
-				 const struct sroce_bth *bth,
-				 const struct sroce_opcode_info *info, u32 psn)
-{
-	u32 i;
-
-	sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUPLICATE);
-	if (info->flags & SROCE_OPF_READ) {
-		/* Reading again is harmless; the rkey is checked again. */
-		sroce_resp_read(qp, skb, info, psn, true);
-		return;
-	}
-	if (info->flags & SROCE_OPF_FLUSH) {
-		/* Flushing again is harmless too. */
-		sroce_resp_flush(qp, skb, info, psn, true);
-		return;
-	}
-	if (info->flags & SROCE_OPF_ATOMIC) {
-		for (i = 0; i < qp->max_dest_rd_atomic; i++) {
-			struct sroce_rd_res *res = &qp->resp.rd_res[i];
-
-			if (res->is_atomic && res->psn == psn) {
-				sroce_resp_atomic_ack(qp, psn,
-						      res->atomic_orig);
-				return;
-			}
-		}
-		/* Too old to answer: the requester will time out. */
-		return;
-	}
-	if (sroce_bth_ackreq(bth) || (info->flags & (SROCE_OPF_LAST |
-						     SROCE_OPF_ONLY)))
-		sroce_resp_ack(qp, sroce_psn_add(qp->resp.epsn, -1));
 }
 
 /* Is the opcode a valid continuation of the message in progress? */
@@ -913,43 +606,6 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_ack(qp, psn);
 }
 
-/*
- * A READ request for PSNs of the READ being answered, or of an earlier one,
- * means the requester lost responses and went back (IBTA 9.7.5.1.1): the
- * rest of the stream is of no use to it. A request for a later READ (the
- * requester re-sending what followed) waits its turn.
- */
-static bool sroce_resp_rereads(struct sroce_qp *qp,
-			       const struct sroce_bth *bth,
-			       const struct sroce_opcode_info *info)
-{
-	u32 psn = sroce_bth_psn(bth);
-
-	return qp->type == IB_QPT_RC && (info->flags & SROCE_OPF_READ) &&
-	       qp->resp.active_res && sroce_psn_diff(psn, qp->resp.epsn) < 0 &&
-	       sroce_psn_diff(psn, qp->resp.active_res->last_psn) <= 0;
-}
-
-/*
- * Stop the READ responses in progress. The requests held back behind them
- * follow the re-requested PSN, so the requester sends them again.
- */
-static void sroce_resp_abort_read(struct sroce_qp *qp)
-{
-	struct sroce_rd_res *res = qp->resp.active_res;
-
-	if (res && res->mr) {
-		sroce_mr_put(res->mr);
-		res->mr = NULL;
-	}
-	qp->resp.active_res = NULL;
-	qp->resp.busy = false;
-	qp->resp.congested = false;
-	qp->resp.throttled = false;
-	skb_queue_purge(&qp->resp.backlog);
-	sroce_stat_inc(qp->sdev, SROCE_STAT_READ_RESTART);
-}
-
 /**
  * sroce_resp_recv() - handle a request packet for a QP
  * @qp: the QP
@@ -1025,8 +681,7 @@ void sroce_resp_work(struct work_struct *work)
 	/* Only the retry below may take a missing page for an error. */
 	qp->resp.nofault = nofault;
 	if (qp->resp.busy && qp->resp.active_res && sroce_resp_state_ok(qp)) {
-		if (sroce_resp_read_continue(qp, qp->resp.active_res,
-					     SROCE_RESP_BUDGET)) {
+		if (sroce_resp_read_resume(qp)) {
 			qp->resp.busy = false;
 			qp->resp.active_res = NULL;
 			sroce_resp_drain_backlog(qp);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The responder (resp.c): validation and placement of incoming requests,
- * ACKs and NAKs, READ responses and atomics.
+ * The responder: validation and placement of incoming requests, ACKs and
+ * NAKs (resp.c); READ responses, atomics and duplicates (resp_read.c).
  */
 #ifndef _SROCE_RESP_H
 #define _SROCE_RESP_H
@@ -9,6 +9,7 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/udp.h>
 #include <linux/workqueue.h>
 
 #include <sroce/wire.h>
@@ -118,5 +119,34 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		     const struct sroce_opcode_info *info, u32 payload);
 void sroce_resp_work(struct work_struct *work);
 void sroce_resp_release(struct sroce_qp *qp);
+
+/* Between resp.c and the READ and atomic side in resp_read.c. */
+static inline const void *sroce_resp_hdr(const struct sk_buff *skb,
+					 const struct sroce_opcode_info *info,
+					 enum sroce_hdr hdr)
+{
+	return skb->data + sizeof(struct udphdr) + info->offset[hdr];
+}
+
+void sroce_resp_ack(struct sroce_qp *qp, u32 psn);
+void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak);
+bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb);
+void sroce_rd_res_clear(struct sroce_rd_res *res);
+void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
+		     const struct sroce_opcode_info *info, u32 psn,
+		     bool duplicate);
+void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
+		      const struct sroce_opcode_info *info, u32 psn,
+		      bool duplicate);
+void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
+		       const struct sroce_bth *bth,
+		       const struct sroce_opcode_info *info, u32 psn);
+void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
+			  const struct sroce_bth *bth,
+			  const struct sroce_opcode_info *info, u32 psn);
+bool sroce_resp_rereads(struct sroce_qp *qp, const struct sroce_bth *bth,
+			const struct sroce_opcode_info *info);
+void sroce_resp_abort_read(struct sroce_qp *qp);
+bool sroce_resp_read_resume(struct sroce_qp *qp);
 
 #endif /* _SROCE_RESP_H */
