@@ -30,9 +30,12 @@
 # timeout, cleanup) and "kernel log clean" (no WARNING, BUG, Oops, KASAN,
 # lockdep, refcount_t, kmemleak... reports while it ran).
 #
+# Groups run as jobs side by side, each boot holding one of the machine's
+# CPU slots per vCPU (SROCE_VM_SLOTS, default nproc; see tests/vm/README.md);
+# a long group is split over several boots (SROCE_VM_SPLIT=0: never). Each
+# job's output is kept apart and printed in a fixed order.
+#
 # Exit status: 0 when everything passed, 1 otherwise, 2 on usage errors.
-# QEMU use is serialised with flock on /var/tmp/sroce-vm.lock, taken per
-# boot; export SROCE_VM_LOCK_HELD=1 when the caller already holds it.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -158,7 +161,6 @@ kill_reason=
 boot_crashed=
 # What marks a kernel report on a console.
 BOOT_REPORT_RE='(BUG:|Kernel panic|general protection fault)'
-boot_seq=0
 
 # limit NAME: the scenario's timeout in seconds on this kernel.
 limit() { echo $((${s_timeout[$1]:-180} * VM_SLOW)); }
@@ -320,9 +322,9 @@ console_since() {
 
 # report_scenario KNAME NAME BOOTDIR TOPO
 report_scenario() {
-	local k=$1 name=$2 bootdir=$3 topo=$4 r prefix base end rc cleanup why splats leaks
+	local k=$1 name=$2 bootdir=$3 topo=$4 r prefix base end rc cleanup why splats leaks took
 	local -a roles=(a) problems
-	local failed=0
+	local failed=0 longest=0
 	[ "$topo" = twovm ] && roles=(a b)
 
 	for r in "${roles[@]}"; do
@@ -349,7 +351,9 @@ report_scenario() {
 			*) problems+=("exit status $rc") ;;
 			esac
 			[ "$cleanup" = ok ] || problems+=("cleanup after the scenario: $cleanup")
-			note "$prefix took $(($(stat -c %Y "$base.end") - $(stat -c %Y "$base.begin"))) s"
+			took=$(($(stat -c %Y "$base.end") - $(stat -c %Y "$base.begin")))
+			note "$prefix took $took s"
+			[ "$took" -gt "$longest" ] && longest=$took
 		fi
 		[ -n "$tap_bail" ] && problems+=("bailed out: $tap_bail")
 		if [ -e "$base.begin" ] && [ -z "$tap_planned" ]; then
@@ -387,6 +391,11 @@ report_scenario() {
 			note "logs: $base.{tap,log,dmesg} console: $bootdir/console-$r.log"
 		fi
 	done
+	# The planner's estimate for the next run (a scenario that ran out
+	# of time says nothing about how long it takes).
+	scen_secs=$((scen_secs + longest))
+	[ $failed = 0 ] && [ "$longest" -gt 0 ] && echo "$k $name $longest" >>"$rundir/times"
+	return 0
 }
 
 # report_boot_kmemleak KNAME BOOTDIR TOPO: the leaks found at the end of a
@@ -425,9 +434,10 @@ fail_scenario() {
 }
 
 # run_group KNAME TOPO NAME...: run scenarios in as few boots as a clean
-# kernel allows. They share one vCPU count.
+# kernel allows. They share one vCPU count. Boots are numbered
+# $group_id, then $group_id.2, ...
 run_group() {
-	local k=$1 topo=$2 name bootdir started r reboots=0 smp what
+	local k=$1 topo=$2 name bootdir started r reboots=0 smp what boot_n=0 boot_id
 	shift 2
 	local -a pending=("$@") rest
 
@@ -435,16 +445,21 @@ run_group() {
 	what=$topo
 	[ "$smp" = 1 ] || what+=", $smp vCPUs"
 	while [ ${#pending[@]} -gt 0 ]; do
-		boot_seq=$((boot_seq + 1))
-		bootdir=$out/$k/$(printf '%02d' $boot_seq)-$topo
+		boot_n=$((boot_n + 1))
+		boot_id=$group_id
+		[ $boot_n = 1 ] || boot_id+=.$boot_n
+		bootdir=$out/$k/$(printf '%02d' "$group_id")
+		[ $boot_n = 1 ] || bootdir+=.$boot_n
+		bootdir+=-$topo
 		[ "$smp" = 1 ] || bootdir+=-smp$smp
-		note "$k: boot $boot_seq ($what): ${pending[*]}"
-		local t0=$SECONDS
+		note "$k: boot $boot_id ($what): ${pending[*]}"
+		local t0=$SECONDS at=$((EPOCHSECONDS - run_t0))
+		scen_secs=0
 		run_boot "$bootdir" "$topo" "${pending[@]}"
-		note "$k: boot $boot_seq took $((SECONDS - t0)) s"
-		[ -n "$kill_reason" ] && note "$k: boot $boot_seq stopped: $kill_reason"
+		note "$k: boot $boot_id took $((SECONDS - t0)) s, started at +$at s"
+		[ -n "$kill_reason" ] && note "$k: boot $boot_id stopped: $kill_reason"
 		grep -h FAILED "$bootdir"/[ab]/boot.info 2>/dev/null | while read -r line; do
-			note "$k: boot $boot_seq: $line"
+			note "$k: boot $boot_id: $line"
 		done
 		rest=()
 		started=0
@@ -461,9 +476,12 @@ run_group() {
 			fi
 		done
 		report_boot_kmemleak "$k" "$bootdir" "$topo"
+		# What the boot cost beyond its scenarios, for the planner.
+		[ -z "$kill_reason" ] && [ $started = 1 ] &&
+			echo "$k @boot-$topo $((SECONDS - t0 - scen_secs))" >>"$rundir/times"
 		if [ $started = 0 ] && [ -n "$boot_crashed" ] && [ $reboots = 0 ]; then
 			reboots=1
-			note "$k: boot $boot_seq: the kernel failed before any scenario ran; booting once more"
+			note "$k: boot $boot_id: the kernel failed before any scenario ran; booting once more"
 			grep -h -m1 -E -A12 "$BOOT_REPORT_RE" "$bootdir"/console-*.log | sed 's/^/#   /'
 			continue
 		fi
@@ -480,78 +498,377 @@ run_group() {
 	done
 }
 
-# run_kernel KNAME
-run_kernel() {
-	local k=$1 name topo m ko req why key
+# ---------------------------------------------------------------------------
+# Planning: jobs, their CPU slots and their expected times
+
+# Kernel facts from vm_kernel/vm_initramfs, by kernel name.
+declare -A k_kver k_image k_modroot k_mem k_slow k_initrd
+# Groups of scenarios that may share boots: kernel, topology, scenarios.
+grp_n=0
+declare -a grp_k grp_topo grp_names
+# Jobs: a group or a part of one, run in boots of its own: kernel,
+# topology, scenarios, CPU slots, expected seconds, output segment.
+job_n=0
+declare -a job_k job_topo job_names job_slots job_est job_seg
+# Output segments, printed in this order; a finished one has FILE.counts
+# ("PASSED FAILED").
+declare -a seg_file
+# Expected seconds, by "KNAME NAME" (NAME @boot-TOPO: a boot's own cost).
+declare -A est_tab
+
+# est_load: what earlier runs measured: the committed table for this
+# machine kind, then this machine's latest runs.
+est_load() {
+	local f k n t
+	for f in "$SROCE_VM_DIR/times" "${SROCE_VM_TIMES:-$SROCE_CACHE/scenario-times}"; do
+		[ -r "$f" ] || continue
+		while read -r k n t; do
+			[[ $k == \#* ]] && continue
+			[[ ${t:-} =~ ^[0-9]+$ ]] && est_tab[$k $n]=$t
+		done <"$f"
+	done
+}
+
+# est KNAME NAME: expected seconds; without a measurement, a quarter of
+# the scenario's timeout.
+est() {
+	local t=${est_tab[$1 $2]:-}
+	if [ -z "$t" ]; then
+		case $2 in
+		@boot-*) t=$((30 * ${k_slow[$1]:-1})) ;;
+		*) t=$((${s_timeout[$2]:-180} * ${k_slow[$1]:-1} / 4)) ;;
+		esac
+	fi
+	echo "$t"
+}
+
+# est_save: merge this run's times into the cache.
+est_save() {
+	local f=${SROCE_VM_TIMES:-$SROCE_CACHE/scenario-times} k n t
+	local -A tab=()
+	[ -s "$rundir/times" ] || return 0
+	if [ -r "$f" ]; then
+		while read -r k n t; do tab[$k $n]=$t; done <"$f"
+	fi
+	while read -r k n t; do tab[$k $n]=$t; done <"$rundir/times"
+	mkdir -p "$(dirname "$f")" 2>/dev/null || return 0
+	for k in "${!tab[@]}"; do echo "$k ${tab[$k]}"; done | LC_ALL=C sort >"$f.$$" &&
+		mv "$f.$$" "$f"
+}
+
+# plan_kernel KNAME: report (into the kernel's own segment) what cannot
+# run, and collect one group per topology and vCPU count, and one per
+# isolated scenario.
+plan_kernel() {
+	local k=$1 name topo ko req why key
 	local -a isolated=() keys=()
 	local -A group=()
 
+	seg_file+=("$rundir/pre-$k")
+	n_tests=0 n_pass=0 n_fail=0
+	exec {seg_fd}>&1 >"$rundir/pre-$k"
 	if ! vm_kernel "$k" 2>"$out/$k.err" || ! vm_initramfs 2>>"$out/$k.err"; then
 		for name in "${names[@]}"; do
 			fail_scenario "$k" "$name" "${s_topo[$name]}" "cannot boot kernel $k:" "$(cat "$out/$k.err")"
 		done
-		return
-	fi
-	cat "$out/$k.err" >&2
-	mkdir -p "$out/$k"
-	note "$k: kernel $VM_KVER ($VM_IMAGE), modules from $SROCE_REPO/build/$VM_KVER/"
-
-	for name in "${names[@]}"; do
-		if [ -n "${s_kernels[$name]}" ] && [ "${SROCE_ALL_KERNELS:-0}" != 1 ] &&
-			[[ " ${s_kernels[$name]} " != *" $k "* ]]; then
-			tap_ok "$k/$name # SKIP not for this kernel (kernels: ${s_kernels[$name]})"
-			continue
-		fi
-		why=
-		for req in ${s_requires[$name]}; do
-			ko=$SROCE_REPO/build/$VM_KVER/$req.ko
-			[ -f "$ko" ] || why+="$req.ko not built: $ko does not exist (run 'make kmods'). "
+	else
+		cat "$out/$k.err" >&2
+		mkdir -p "$out/$k"
+		k_kver[$k]=$VM_KVER k_image[$k]=$VM_IMAGE k_modroot[$k]=$VM_MODROOT
+		k_mem[$k]=$VM_MEM k_slow[$k]=$VM_SLOW k_initrd[$k]=$VM_INITRD
+		note "$k: kernel $VM_KVER ($VM_IMAGE), modules from $SROCE_REPO/build/$VM_KVER/"
+		for name in "${names[@]}"; do
+			if [ -n "${s_kernels[$name]}" ] && [ "${SROCE_ALL_KERNELS:-0}" != 1 ] &&
+				[[ " ${s_kernels[$name]} " != *" $k "* ]]; then
+				tap_ok "$k/$name # SKIP not for this kernel (kernels: ${s_kernels[$name]})"
+				continue
+			fi
+			why=
+			for req in ${s_requires[$name]}; do
+				ko=$SROCE_REPO/build/$VM_KVER/$req.ko
+				[ -f "$ko" ] || why+="$req.ko not built: $ko does not exist (run 'make kmods'). "
+			done
+			if [ -n "$why" ]; then
+				fail_scenario "$k" "$name" "${s_topo[$name]}" "$why"
+				continue
+			fi
+			topo=${s_topo[$name]}
+			case $topo in
+			netns | twovm) ;;
+			*)
+				fail_scenario "$k" "$name" netns "unknown topology '$topo' in ${s_file[$name]}"
+				continue
+				;;
+			esac
+			if ! [[ ${s_vcpus[$name]:-1} =~ ^[1-9][0-9]*$ ]]; then
+				fail_scenario "$k" "$name" "$topo" "bad 'vcpus: ${s_vcpus[$name]}' in ${s_file[$name]}"
+				continue
+			fi
+			if [ "${s_isolate[$name]}" = yes ]; then
+				isolated+=("$name")
+				continue
+			fi
+			key="$topo ${s_vcpus[$name]:-1}"
+			[ -n "${group[$key]:-}" ] || keys+=("$key")
+			group[$key]+=" $name"
 		done
-		if [ -n "$why" ]; then
-			fail_scenario "$k" "$name" "${s_topo[$name]}" "$why"
-			continue
-		fi
-		topo=${s_topo[$name]}
-		case $topo in
-		netns | twovm) ;;
-		*)
-			fail_scenario "$k" "$name" netns "unknown topology '$topo' in ${s_file[$name]}"
-			continue
-			;;
-		esac
-		if ! [[ ${s_vcpus[$name]:-1} =~ ^[1-9][0-9]*$ ]]; then
-			fail_scenario "$k" "$name" "$topo" "bad 'vcpus: ${s_vcpus[$name]}' in ${s_file[$name]}"
-			continue
-		fi
-		if [ "${s_isolate[$name]}" = yes ]; then
-			isolated+=("$name")
-			continue
-		fi
-		# One boot per topology and vCPU count.
-		key="$topo ${s_vcpus[$name]:-1}"
-		[ -n "${group[$key]:-}" ] || keys+=("$key")
-		group[$key]+=" $name"
-	done
+	fi
+	exec >&"$seg_fd" {seg_fd}>&-
+	echo "$n_pass $n_fail" >"$rundir/pre-$k.counts"
 
 	[ ${#keys[@]} -gt 0 ] && mapfile -t keys < <(printf '%s\n' "${keys[@]}" | sort -k1,1 -k2,2n)
 	for key in "${keys[@]}"; do
-		# shellcheck disable=SC2086 # names are words
-		run_group "$k" "${key%% *}" ${group[$key]}
+		grp_k[grp_n]=$k grp_topo[grp_n]=${key%% *} grp_names[grp_n]=${group[$key]# }
+		grp_n=$((grp_n + 1))
 	done
 	for name in "${isolated[@]}"; do
-		run_group "$k" "${s_topo[$name]}" "$name"
+		grp_k[grp_n]=$k grp_topo[grp_n]=${s_topo[$name]} grp_names[grp_n]=$name
+		grp_n=$((grp_n + 1))
+	done
+	# The kernel's groups follow its own segment.
+	seg_file+=("@$k")
+}
+
+# plan_jobs: turn the groups into jobs. A group that would run longer
+# than the whole run ideally takes (all groups' slot-seconds spread over
+# the slots) and that leaves slots free beside it is split into parts of
+# about that length, never more parts than slots, balanced by expected
+# time (largest first onto the lightest part); each part boots on its
+# own and runs beside the others. Jobs and their segments keep the
+# groups' order, so the output does not depend on the split.
+plan_jobs() {
+	local g c n name work=0 ideal longest boot parts target t best slots
+	local -a list load segs=()
+	local -A part_of
+
+	for ((g = 0; g < grp_n; g++)); do
+		slots=$(VM_SMP=${s_vcpus[${grp_names[g]%% *}]:-1} vm_topo_slots "${grp_topo[g]}")
+		t=$(est "${grp_k[g]}" "@boot-${grp_topo[g]}")
+		for name in ${grp_names[g]}; do t=$((t + $(est "${grp_k[g]}" "$name"))); done
+		work=$((work + slots * t))
+	done
+	ideal=$((work / SROCE_VM_SLOTS))
+
+	for ((g = 0; g < grp_n; g++)); do
+		# shellcheck disable=SC2206 # names are words
+		list=(${grp_names[g]})
+		slots=$(VM_SMP=${s_vcpus[${list[0]}]:-1} vm_topo_slots "${grp_topo[g]}")
+		boot=$(est "${grp_k[g]}" "@boot-${grp_topo[g]}")
+		t=0
+		longest=0
+		for name in "${list[@]}"; do
+			c=$(est "${grp_k[g]}" "$name")
+			t=$((t + c))
+			[ "$c" -gt "$longest" ] && longest=$c
+		done
+		parts=1
+		if [ "$slots" -lt "$SROCE_VM_SLOTS" ] && [ ${#list[@]} -gt 1 ] &&
+			[ "${SROCE_VM_SPLIT:-1}" != 0 ]; then
+			target=$ideal
+			[ "$target" -gt $((longest + boot)) ] || target=$((longest + boot))
+			parts=$(((t + boot + target - 1) / target))
+			[ "$parts" -le ${#list[@]} ] || parts=${#list[@]}
+			[ "$parts" -le $((SROCE_VM_SLOTS / slots)) ] || parts=$((SROCE_VM_SLOTS / slots))
+		fi
+		load=()
+		part_of=()
+		for ((c = 0; c < parts; c++)); do load[c]=0; done
+		while read -r t name; do
+			best=0
+			for ((c = 1; c < parts; c++)); do
+				[ "${load[c]}" -lt "${load[best]}" ] && best=$c
+			done
+			part_of[$name]=$best
+			load[best]=$((load[best] + t))
+		done < <(for name in "${list[@]}"; do echo "$(est "${grp_k[g]}" "$name") $name"; done |
+			sort -k1,1nr -k2,2)
+		for ((c = 0; c < parts; c++)); do
+			n=$job_n
+			job_k[n]=${grp_k[g]} job_topo[n]=${grp_topo[g]} job_slots[n]=$slots
+			job_est[n]=$((load[c] + boot))
+			job_names[n]=
+			for name in "${list[@]}"; do
+				[ "${part_of[$name]}" = "$c" ] && job_names[n]+=" $name"
+			done
+			job_names[n]=${job_names[n]# }
+			job_n=$((job_n + 1))
+		done
+	done
+
+	# Segments: each kernel's own, then its jobs'.
+	for c in "${seg_file[@]}"; do
+		if [[ $c == @* ]]; then
+			for ((n = 0; n < job_n; n++)); do
+				[ "${job_k[n]}" = "${c#@}" ] || continue
+				job_seg[n]=${#segs[@]}
+				segs+=("$rundir/job-$(printf '%02d' $((n + 1)))")
+			done
+		else
+			segs+=("$c")
+		fi
+	done
+	seg_file=("${segs[@]}")
+}
+
+# ---------------------------------------------------------------------------
+# Running the jobs side by side
+
+# start_job N: run job N in the background, its TAP into its segment.
+# Its boots are numbered N+1 (then N+1.2 ...).
+start_job() {
+	local n=$1
+	(
+		trap cleanup_exit EXIT
+		trap 'exit 130' INT TERM
+		VM_KNAME=${job_k[n]} VM_KVER=${k_kver[${job_k[n]}]} VM_IMAGE=${k_image[${job_k[n]}]}
+		VM_MODROOT=${k_modroot[${job_k[n]}]} VM_MEM=${k_mem[${job_k[n]}]}
+		VM_SLOW=${k_slow[${job_k[n]}]} VM_INITRD=${k_initrd[${job_k[n]}]}
+		group_id=$((n + 1))
+		n_tests=0 n_pass=0 n_fail=0
+		# shellcheck disable=SC2086 # names are words
+		run_group "${job_k[n]}" "${job_topo[n]}" ${job_names[n]}
+		echo "$n_pass $n_fail" >"${seg_file[job_seg[n]]}.counts"
+	) >"${seg_file[job_seg[n]]}" &
+	job_pid[n]=$!
+	job_start[n]=$SECONDS
+}
+
+# print_ready: print, in order, the segments not printed yet up to the
+# first unfinished one, numbering their test points.
+printed=0
+total_tests=0
+total_pass=0
+total_fail=0
+print_ready() {
+	local f line p q
+	while [ "$printed" -lt ${#seg_file[@]} ]; do
+		f=${seg_file[printed]}
+		[ -e "$f.counts" ] || return 0
+		while IFS= read -r line || [ -n "$line" ]; do
+			if [[ $line =~ ^(not\ )?ok\ [0-9]+\ -\ (.*)$ ]]; then
+				total_tests=$((total_tests + 1))
+				echo "${BASH_REMATCH[1]}ok $total_tests - ${BASH_REMATCH[2]}"
+			else
+				echo "$line"
+			fi
+		done <"$f"
+		read -r p q <"$f.counts"
+		total_pass=$((total_pass + p))
+		total_fail=$((total_fail + q))
+		printed=$((printed + 1))
+	done
+}
+
+# run_jobs: start the jobs, longest expected first, whenever enough slots
+# are free: of this run's (SROCE_VM_SLOTS) and of the machine's, which
+# other runners and builds may hold (vm_lock then takes them). A job that
+# does not fit may be overtaken only by one expected to end before the
+# slots it waits for come free.
+declare -a job_pid job_start
+run_jobs() {
+	local free n m head t_free need avail
+	local -a order running=() pending still rest
+	mapfile -t order < <(for ((n = 0; n < job_n; n++)); do echo "${job_est[n]} $n"; done |
+		sort -k1,1nr -k2,2n | cut -d' ' -f2)
+	pending=("${order[@]}")
+	free=$SROCE_VM_SLOTS
+	while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
+		avail=$free
+		if [ ${#pending[@]} -gt 0 ]; then
+			n=$(vm_slots_free)
+			[ "$n" -lt "$avail" ] && avail=$n
+			# Nothing running and nothing free: wait in vm_lock.
+			[ ${#running[@]} -eq 0 ] && [ "$avail" -eq 0 ] && avail=$free
+		fi
+		while [ ${#pending[@]} -gt 0 ]; do
+			head=${pending[0]}
+			if [ "${job_slots[head]}" -le "$avail" ]; then
+				m=$head
+			else
+				# When the head's slots are expected free: never
+				# known when other runners hold them.
+				need=$((job_slots[head] - free))
+				t_free=$SECONDS
+				[ "$need" -gt 0 ] && t_free=$(for n in "${running[@]}"; do
+					echo $((job_start[n] + job_est[n]))
+				done | sort -n | sed -n "${need}p")
+				t_free=${t_free:-$SECONDS}
+				[ "$need" -le 0 ] || [ ${#running[@]} -eq 0 ] && t_free=$((SECONDS + 1000000))
+				m=
+				for n in "${pending[@]:1}"; do
+					if [ "${job_slots[n]}" -le "$avail" ] &&
+						[ $((SECONDS + job_est[n])) -le "$t_free" ]; then
+						m=$n
+						break
+					fi
+				done
+				# Nothing of ours runs: queue in vm_lock.
+				[ -z "$m" ] && [ ${#running[@]} -eq 0 ] && m=$head
+			fi
+			[ -n "$m" ] || break
+			start_job "$m"
+			free=$((free - job_slots[m]))
+			avail=$((avail - job_slots[m]))
+			running+=("$m")
+			rest=()
+			for n in "${pending[@]}"; do [ "$n" = "$m" ] || rest+=("$n"); done
+			pending=("${rest[@]}")
+		done
+		sleep 2
+		still=()
+		for n in "${running[@]}"; do
+			if kill -0 "${job_pid[n]}" 2>/dev/null; then
+				still+=("$n")
+				continue
+			fi
+			wait "${job_pid[n]}"
+			local rc=$?
+			free=$((free + job_slots[n]))
+			job_pid[n]=
+			if [ ! -e "${seg_file[job_seg[n]]}.counts" ]; then
+				echo "not ok 1 - ${job_k[n]}: the runner of ${job_names[n]} died (status $rc)" \
+					>>"${seg_file[job_seg[n]]}"
+				echo "0 1" >"${seg_file[job_seg[n]]}.counts"
+			fi
+		done
+		running=("${still[@]}")
+		print_ready
+	done
+	print_ready
+}
+
+cleanup_jobs() {
+	local p
+	for p in "${job_pid[@]}"; do
+		[ -n "$p" ] && kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${job_pid[@]}"; do
+		[ -n "$p" ] && wait "$p" 2>/dev/null
 	done
 }
 
 if [ ${#names[@]} -eq 0 ]; then
 	note "no scenario in $scen_dir matches '${filter}'"
 fi
+run_t0=$EPOCHSECONDS
+rundir=$out/.run
+rm -rf "$rundir"
+mkdir -p "$rundir"
+: >"$rundir/times"
+est_load
 IFS=, read -r -a klist <<<"$kernels"
 for k in "${klist[@]}"; do
-	run_kernel "$k"
+	plan_kernel "$k"
 done
+plan_jobs
+trap 'cleanup_jobs' EXIT
+for ((n = 0; n < job_n; n++)); do
+	note "job $((n + 1)): ${job_k[n]} ${job_topo[n]}, ${job_slots[n]} slot(s), expect $(( (job_est[n] + 30) / 60 )) min: ${job_names[n]}" >&2
+done
+run_jobs
+est_save
 
-echo "1..$n_tests"
-[ $n_fail -gt 0 ] && note "failures: logs under $out"
-echo "$n_pass passed, $n_fail failed"
-[ $n_fail -eq 0 ]
+echo "1..$total_tests"
+[ $total_fail -gt 0 ] && note "failures: logs under $out"
+echo "$total_pass passed, $total_fail failed"
+[ $total_fail -eq 0 ]

@@ -8,7 +8,7 @@
 #
 #   # topology: netns | twovm     (required)
 #   # kernels: 6.1 6.12 debug     (default: all)
-#   # timeout: SECONDS            (default 180; scaled by 3 on the debug kernel)
+#   # timeout: SECONDS            (default 180; scaled by 5 on the debug kernel)
 #   # requires: sroce             (fail at once when build/KVER/sroce.ko is missing)
 #   # isolate: yes                (boot a VM for this scenario alone)
 #   # vcpus: N                    (default 1: each VM of the topology boots
@@ -20,7 +20,7 @@
 #   TOPO          netns or twovm
 #   KVER          uname -r
 #   SROCE_KNAME   6.1, 6.12 or debug
-#   SROCE_SLOW    multiply waiting times by this (3 on the debug kernel)
+#   SROCE_SLOW    multiply waiting times by this (5 on the debug kernel)
 #   SROCE_SYNC    directory shared by both VMs for this scenario
 #
 # Topology at the start of a scenario:

@@ -73,7 +73,7 @@ trap 'exit 130' INT TERM
 
 roles=(a)
 [ "$topo" = twovm ] && roles=(a b)
-vm_lock
+vm_lock "$(vm_topo_slots "$topo")"
 vm_stage_modules || exit 1
 start=$EPOCHREALTIME
 vm_start_topo "$out" "$topo" || exit 1

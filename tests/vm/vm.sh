@@ -24,9 +24,9 @@
 #   vm_stage_modules        stages build/KVER/*.ko with a host-side depmod;
 #                           sets VM_MODSTAGE (vm_start passes it on); call
 #                           it right before booting, with the lock held
-#   vm_lock / vm_unlock     serialise QEMU use (flock $SROCE_VM_LOCK); a
-#                           caller that already holds the lock exports
-#                           SROCE_VM_LOCK_HELD=1
+#   vm_lock [SLOTS] / vm_unlock
+#                           take (and give back) SLOTS of the machine's
+#                           CPU slots before starting QEMU (see below)
 #   vm_start BOOTDIR TOPO ROLE [CMDLINE...]
 #                           starts one VM in the background with $VM_SMP
 #                           vCPUs (default 1); its pid is appended to
@@ -43,6 +43,11 @@ SROCE_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SROCE_REPO=$(cd "$SROCE_VM_DIR/../.." && pwd)
 SROCE_CACHE=${SROCE_CACHE:-/var/cache/sroce}
 SROCE_VM_LOCK=${SROCE_VM_LOCK:-/var/tmp/sroce-vm.lock}
+# CPU slots: one per host CPU. Every vCPU of every test VM on this machine,
+# whoever started it, holds one (a flock on SROCE_VM_LOCK.slotN), so the
+# concurrent QEMU load never exceeds the host's CPUs however many runners
+# there are.
+SROCE_VM_SLOTS=${SROCE_VM_SLOTS:-$(nproc)}
 SROCE_QEMU=${SROCE_QEMU:-qemu-system-x86_64}
 
 # MACs of the two VMs on their shared link; guest.sh derives the same.
@@ -54,6 +59,7 @@ VM_MAC_b=52:54:00:12:34:02
 VM_INITRAMFS_MODULES=(virtio_pci 9pnet_virtio 9p overlay)
 
 VM_PIDS=()
+VM_SLOT_FDS=()
 
 vm_log() { echo "vm: $*" >&2; }
 vm_die() { vm_log "error: $*"; return 1; }
@@ -234,19 +240,102 @@ vm_stage_modules() {
 	return 0
 }
 
+# vm_lock [SLOTS]: hold SLOTS CPU slots (default 1, at most
+# SROCE_VM_SLOTS): one per vCPU the caller is about to boot.
+#
+#   SROCE_VM_LOCK         taken shared by every slot holder; whoever needs
+#                         the whole machine (a benchmark) takes it
+#                         exclusively, with flock(1) around its command,
+#                         and exports SROCE_VM_LOCK_HELD=1
+#   SROCE_VM_LOCK.queue   held by the one runner waiting for slots, so
+#                         waiters are served in turn and one that needs
+#                         two slots is not overtaken forever
+#   SROCE_VM_LOCK.slotN   N = 0 .. SROCE_VM_SLOTS-1, one per slot
+#
+# Nobody else may set SROCE_VM_LOCK_HELD.
 vm_lock() {
+	local want=${1:-1} i fd said=0
+	local -a got
+
 	[ "${SROCE_VM_LOCK_HELD:-0}" = 1 ] && return 0
+	[ "$want" -le "$SROCE_VM_SLOTS" ] || want=$SROCE_VM_SLOTS
+	# Polled, never a blocking flock: a signal must stop a waiting
+	# runner (bash runs traps only between commands).
 	exec {VM_LOCK_FD}>>"$SROCE_VM_LOCK"
-	if ! flock -n "$VM_LOCK_FD"; then
-		vm_log "waiting for $SROCE_VM_LOCK (another VM user)"
-		flock "$VM_LOCK_FD"
-	fi
+	until flock -n -s "$VM_LOCK_FD"; do
+		[ $said = 1 ] || vm_log "waiting for $SROCE_VM_LOCK (held for the whole machine)"
+		said=1
+		sleep 0.5
+	done
+	said=0
+	exec {VM_QUEUE_FD}>>"$SROCE_VM_LOCK.queue"
+	until flock -n "$VM_QUEUE_FD"; do
+		[ $said = 1 ] || vm_log "waiting for $want CPU slot(s) (other VM users)"
+		said=1
+		sleep 0.5
+	done
+	while :; do
+		got=()
+		for ((i = 0; i < SROCE_VM_SLOTS && ${#got[@]} < want; i++)); do
+			exec {fd}>>"$SROCE_VM_LOCK.slot$i"
+			if flock -n "$fd"; then
+				got+=("$fd")
+			else
+				exec {fd}>&-
+			fi
+		done
+		[ ${#got[@]} -ge "$want" ] && break
+		for fd in "${got[@]}"; do exec {fd}>&-; done
+		[ $said = 1 ] || vm_log "waiting for $want CPU slot(s) (other VM users)"
+		said=1
+		sleep 0.5
+	done
+	VM_SLOT_FDS=("${got[@]}")
+	exec {VM_QUEUE_FD}>&-
+	VM_QUEUE_FD=
 }
 
 vm_unlock() {
+	local fd
+	for fd in "${VM_SLOT_FDS[@]}"; do
+		exec {fd}>&-
+	done
+	VM_SLOT_FDS=()
 	[ -n "${VM_LOCK_FD:-}" ] || return 0
 	exec {VM_LOCK_FD}>&-
 	VM_LOCK_FD=
+}
+
+# vm_slots_free: how many CPU slots nobody holds at this moment (a hint:
+# another runner may take one right after).
+vm_slots_free() {
+	local i fd n=0
+	if [ "${SROCE_VM_LOCK_HELD:-0}" = 1 ]; then
+		echo "$SROCE_VM_SLOTS"
+		return
+	fi
+	exec {fd}>>"$SROCE_VM_LOCK"
+	if ! flock -n -s "$fd"; then
+		exec {fd}>&-
+		echo 0
+		return
+	fi
+	exec {fd}>&-
+	for ((i = 0; i < SROCE_VM_SLOTS; i++)); do
+		exec {fd}>>"$SROCE_VM_LOCK.slot$i"
+		flock -n "$fd" && n=$((n + 1))
+		exec {fd}>&-
+	done
+	echo "$n"
+}
+
+# vm_topo_slots TOPO: the CPU slots a topology's VMs take ($VM_SMP each).
+vm_topo_slots() {
+	local n=1
+	[ "$1" = twovm ] && n=2
+	n=$((n * ${VM_SMP:-1}))
+	[ "$n" -le "$SROCE_VM_SLOTS" ] || n=$SROCE_VM_SLOTS
+	echo "$n"
 }
 
 # vm_start BOOTDIR TOPO ROLE [EXTRA CMDLINE WORDS...]
