@@ -5,7 +5,8 @@
 #
 # Usage: build-kernels.sh [KVER=KDIR ...] [-- MAKE_ARGS...]
 #   Without KVER=KDIR pairs: every supported stock kernel (scripts/kernels.sh).
-#   MAKE_ARGS go to kbuild, e.g. W=1 or C=2.
+#   MAKE_ARGS go to kbuild, e.g. W=1 or C=2. SROCE_JOBS: parallel make
+#   jobs (default: one per CPU).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +37,7 @@ for t in "${targets[@]}"; do
 		--exclude '*.mod.c' --exclude '*.order' --exclude Module.symvers \
 		"$root/" "$out/src/"
 	echo "  BUILD   $kver"
-	if ! make -s -C "$kdir" M="$out/src" "${make_args[@]}" modules \
+	if ! make -s -j"${SROCE_JOBS:-$(nproc)}" -C "$kdir" M="$out/src" "${make_args[@]}" modules \
 			>"$out/build.log" 2>&1; then
 		cat "$out/build.log" >&2
 		exit 1

@@ -10,6 +10,9 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SROCE_CACHE:-/var/cache/sroce}
+# Parallel make jobs per build (tests/check.sh runs lint beside the VMs
+# with one, at the lowest priority).
+jobs=${SROCE_JOBS:-$(nproc)}
 passed=0
 failed=0
 n=0
@@ -61,7 +64,7 @@ while read -r name kver kdir _; do
 			trap 'rm -rf "$tmp"' EXIT
 			rsync -a --exclude /build --exclude /out --exclude /.git \
 				"$root/" "$tmp/"
-			make -s -C "$kdir" M="$tmp" $flags modules 2>&1 |
+			make -s -j"$jobs" -C "$kdir" M="$tmp" $flags modules 2>&1 |
 				grep -v 'Skipping BTF generation' || true
 		) >"$out" 2>&1
 		# Any compiler or sparse diagnostic counts as a failure.

@@ -1,18 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Everything "make check" runs, in order, each step reporting TAP:
+# Everything "make check" runs, each step reporting TAP:
 #
-#   1. static checks: W=1 and sparse builds for both stock kernels,
-#      checkpatch --strict, kernel-doc (scripts/lint.sh);
-#   2. the debug kernel (built once, then cached) and sroce's modules for
+#   1. the debug kernel (built once, then cached) and sroce's modules for
 #      the stock kernels and for it (scripts/build-kernels.sh);
-#   3. the user-space test tools (tools/);
-#   4. the VM scenarios (tests/scenarios/) on Debian's stock 6.1 and 6.12
-#      kernels and on the debug kernel, KUnit included.
+#   2. the user-space test tools (tools/);
+#   3. the VM scenarios (tests/scenarios/) on Debian's stock 6.1 and 6.12
+#      kernels and on the debug kernel, KUnit included, in jobs that run
+#      side by side on the machine's CPU slots (tests/vm/README.md);
+#   4. static checks: W=1 and sparse builds for both stock kernels,
+#      checkpatch --strict, kernel-doc (scripts/lint.sh). They run while
+#      the scenarios run, at the lowest CPU priority and with one make job,
+#      on the CPU time the guests leave idle; their output is printed
+#      after the scenarios'.
 #
-# Ends with one line "N passed, N failed" over all steps, and exits non-zero
-# on any failure. SROCE_CHECK_KERNELS overrides the kernel list (e.g. "6.1").
+# Ends with the wall time of each step and each boot, then one line
+# "N passed, N failed" over all steps, and exits non-zero on any failure.
+# SROCE_CHECK_KERNELS overrides the kernel list (e.g. "6.1"), SROCE_CHECK_OUT
+# the log directory.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,14 +27,25 @@ kernels=${SROCE_CHECK_KERNELS:-6.1,6.12,debug}
 mkdir -p "$out"
 passed=0
 failed=0
+t_start=$EPOCHSECONDS
+declare -A took
+times=()
 
 # run NAME CMD...: run a step, keep its output, add up its TAP summary.
 run() {
-	local name=$1 log=$out/$1.log summary p f
+	local name=$1 t0=$EPOCHSECONDS
 	shift
 	echo "# === $name: $*"
-	"$@" 2>"$out/$name.stderr" | tee "$log"
+	"$@" 2>"$out/$name.stderr" | tee "$out/$name.log"
 	local rc=${PIPESTATUS[0]}
+	took[$name]=$((EPOCHSECONDS - t0))
+	times+=("$name")
+	tally "$name" "$rc"
+}
+
+# tally NAME RC: add up a finished step's summary from its log.
+tally() {
+	local name=$1 rc=$2 log=$out/$1.log summary p f
 	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1)
 	if [ -n "$summary" ]; then
 		p=${summary%% passed*}
@@ -64,12 +81,71 @@ build_modules() {
 	"$root/scripts/build-kernels.sh" "${targets[@]}"
 }
 
-run lint "$root/scripts/lint.sh"
+# mmss SECONDS
+mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# boot_times LOG: one line per boot of the scenario step: kernel, boot,
+# topology, when it started into the step, how long it took, scenarios.
+boot_times() {
+	awk '
+	/^# [^ ]+: boot [0-9.]+ \(.*\): / {
+		k = $2; sub(/:$/, "", k); id = $4
+		what = $0; sub(/^[^(]*\(/, "", what); sub(/\).*/, "", what)
+		names = $0; sub(/^[^)]*\): /, "", names)
+		w[k " " id] = what; n[k " " id] = names
+	}
+	/^# [^ ]+: boot [0-9.]+ took [0-9]+ s, started at \+[0-9]+ s$/ {
+		k = $2; sub(/:$/, "", k); id = $4; at = $10; sub(/^\+/, "", at)
+		printf "%s %s %d %d %s|%s\n", k, id, at, $6, w[k " " id], n[k " " id]
+	}' "$1"
+}
+
 run modules build_modules
 run tools make -s -C "$root/tools"
+
+# Lint beside the scenarios: nice 19 and one make job, so that it takes
+# only what the guests leave idle and never a guest's CPU slot.
+t_lint=$EPOCHSECONDS
+(
+	SROCE_JOBS=1 nice -n 19 "$root/scripts/lint.sh" >"$out/lint.log" 2>"$out/lint.stderr"
+	echo $? >"$out/lint.rc"
+	echo $((EPOCHSECONDS - t_lint)) >"$out/lint.took"
+) &
+lint_pid=$!
+trap 'kill $lint_pid 2>/dev/null' EXIT
+
 run scenarios "$root/tests/run-scenarios.sh" --kernel "$kernels" \
 	--out "$out/scenarios"
 
+wait "$lint_pid"
+echo "# === lint: $root/scripts/lint.sh (ran beside the scenarios)"
+cat "$out/lint.log"
+took[lint]=$(cat "$out/lint.took" 2>/dev/null || echo 0)
+times=(lint "${times[@]}")
+tally lint "$(cat "$out/lint.rc" 2>/dev/null || echo 1)"
+
 echo "# logs: $out"
+echo "# wall time per step:"
+for s in "${times[@]}"; do
+	note=
+	[ "$s" = lint ] && note=" (beside the scenarios, nice 19)"
+	printf '#   %-10s %8s%s\n' "$s" "$(mmss "${took[$s]}")" "$note"
+done
+echo "# wall time per boot (start into the scenario step, duration):"
+boot_times "$out/scenarios.log" | sort -k1,1V -k3,3n |
+	while read -r k id at secs rest; do
+		printf '#   %-6s boot %-4s +%-7s %7s  %s\n' "$k" "$id" "$(mmss "$at")" "$(mmss "$secs")" \
+			"${rest//|/: }"
+	done
+echo "# wall time per kernel (first boot's start to last boot's end):"
+boot_times "$out/scenarios.log" |
+	awk '{ s = $3; e = $3 + $4
+		if (!($1 in a) || s < a[$1]) a[$1] = s
+		if (e > z[$1]) z[$1] = e }
+	END { for (k in a) printf "%s %d %d\n", k, a[k], z[k] }' | sort -k1,1V |
+	while read -r k s e; do
+		printf '#   %-6s +%s .. +%s\n' "$k" "$(mmss "$s")" "$(mmss "$e")"
+	done
+printf '#   %-10s %8s\n' total "$(mmss $((EPOCHSECONDS - t_start)))"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
