@@ -10,6 +10,7 @@
 #   make lint            W=1 and sparse builds for every kernel, checkpatch --strict
 #   make kunit           KUnit suites in a VM on the debug kernel
 #   make check           everything: builds, lint, KUnit, VM scenarios; ends "N passed, N failed"
+#   make check-full      what make check leaves out for time: the other scenarios on the debug kernel
 #   make demo            two VMs running ibv_rc_pingpong over sroce
 #   make bench           sroce against rdma_rxe and TCP on the two-VM link
 #   make install         install sroce.ko for the kernel in KDIR and run depmod
@@ -20,7 +21,7 @@ FALLBACK_KDIR = $(word 3,$(shell $(SROCE_ROOT)/scripts/kernels.sh 2>/dev/null | 
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(FALLBACK_KDIR))
 
 .PHONY: all modules clean deps kmods lint checkpatch sparse debug-kernel kunit \
-	check scenarios demo bench install tools
+	check check-full scenarios demo bench install tools
 
 all: modules
 
@@ -53,6 +54,9 @@ kunit: deps
 
 check: deps
 	@$(SROCE_ROOT)/tests/check.sh
+
+check-full: deps
+	@$(SROCE_ROOT)/tests/check-full.sh
 
 demo: deps
 	@$(SROCE_ROOT)/tests/demo.sh
