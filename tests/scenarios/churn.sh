@@ -24,7 +24,7 @@
 
 # QPs of DEV the RDMA core still tracks, the GSI QP left out.
 user_qps() {
-	rdma resource show qp 2>/dev/null | awk -v d="$1/" 'index($0, "link " d) && !/lqpn 1 /'
+	timeout 30 rdma resource show qp 2>/dev/null | awk -v d="$1/" 'index($0, "link " d) && !/lqpn 1 /'
 }
 
 # Fewer iterations where everything is slow (debug kernel).

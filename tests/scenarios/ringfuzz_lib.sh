@@ -13,8 +13,6 @@
 #   "LABEL: DESC"; a tool that ends without its summary line (a crash, a
 #   timeout) is a failure. Sets RF_RC to its exit status.
 
-shopt -s lastpipe
-
 RF_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RF_TOOL=$RF_REPO/tools/bin/sroce-ringfuzz
 
@@ -36,29 +34,52 @@ rf_user() {
 		env SROCE_SLOW="$SROCE_SLOW" "$@"
 }
 
+# _rf_relay LABEL LINE: one line of the tool's output as TAP or a note.
+_rf_relay() {
+	printf '%s\n' "$2" >&2
+	case $2 in
+	"ok "*) ok "$1: ${2#ok * - }" ;;
+	"not ok "*) not_ok "$1: ${2#not ok * - }" ;;
+	"# "*) diag "$1: ${2#\# }" ;;
+	esac
+}
+
 rf_run() {
-	local label=$1 limit=$(($2 * SROCE_SLOW)) mode=$3 out line
+	local label=$1 limit=$(($2 * SROCE_SLOW)) mode=$3 out pid n=0 line
+	local ended=0 deadline lines=()
 	shift 3
 	out=$(mktemp)
-	RF_RC=255
 	log "+ (as nobody, ${limit}s) $RF_TOOL $mode $*"
-	# Line by line, so that what ran before a kernel crash is on record.
-	{
-		rf_user timeout -k 10 "$limit" "$RF_TOOL" "$mode" "$@" 2>&1
-		echo "rf-exit $?"
-	} | while IFS= read -r line; do
-		printf '%s\n' "$line" >&2
-		case $line in
-		"ok "*) ok "$label: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$label: ${line#not ok * - }" ;;
-		"rf-exit "*) RF_RC=${line#rf-exit } ;;
-		"# "*)
-			diag "$label: ${line#\# }"
-			printf '%s\n' "$line" >>"$out"
-			;;
-		*) printf '%s\n' "$line" >>"$out" ;;
-		esac
+	rf_user timeout -k 10 "$limit" "$RF_TOOL" "$mode" "$@" >"$out" 2>&1 &
+	pid=$!
+	# Relayed as it comes, so that what ran before a kernel crash is on
+	# record; and never waited for past the limit: a process stuck in the
+	# kernel ignores even SIGKILL.
+	deadline=$((SECONDS + limit + 30))
+	while :; do
+		kill -0 "$pid" 2>/dev/null || ended=1
+		mapfile -t -s "$n" lines <"$out"
+		# A line still being written waits for the next round.
+		if [ $ended = 0 ] && [ -n "$(tail -c 1 "$out")" ]; then
+			unset 'lines[-1]'
+		fi
+		for line in "${lines[@]}"; do
+			_rf_relay "$label" "$line"
+		done
+		n=$((n + ${#lines[@]}))
+		[ $ended = 1 ] && break
+		if [ $SECONDS -ge $deadline ]; then
+			not_ok "$label: finished within ${limit}s" \
+				"still running $((limit + 30)) s after it started: stuck in the kernel?" \
+				"its last lines:" "$(tail -n 15 "$out")"
+			RF_RC=124
+			rm -f "$out"
+			return
+		fi
+		sleep 1
 	done
+	wait "$pid"
+	RF_RC=$?
 	if [ "$RF_RC" -eq 124 ] || [ "$RF_RC" -eq 137 ]; then
 		not_ok "$label: finished within ${limit}s" \
 			"killed by timeout; its last lines:" "$(tail -n 15 "$out")"

@@ -59,7 +59,8 @@ struct churn {
 	union ibv_gid	group[NGROUP];
 	struct slot	slot[NSLOT];
 	struct watch	watch[NTHREAD + 1];	/* + the main thread */
-	volatile bool	stop;
+	volatile bool	stop;		/* the poller */
+	volatile bool	done;		/* the watchdog */
 	unsigned long	ops[NTHREAD], errs[NTHREAD];
 	unsigned long	wc_ok, wc_err;
 	unsigned long	destroy_failed;
@@ -90,7 +91,7 @@ static void *watchdog(void *arg)
 	uint64_t limit = (uint64_t)WATCH_MS * rf_slow, since;
 	int i;
 
-	while (!c->stop) {
+	while (!c->done) {
 		rf_msleep(500);
 		for (i = 0; i <= NTHREAD; i++) {
 			since = __atomic_load_n(&c->watch[i].since,
@@ -565,7 +566,7 @@ out:
 	rf_ok(!err, "churn: every QP, AH, CQ and MR destroyed");
 	if (!err)
 		churn_after(d);
-	c->stop = true;
+	c->done = true;
 	pthread_join(wd, NULL);
 	free(c);
 	return 0;
