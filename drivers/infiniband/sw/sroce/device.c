@@ -176,6 +176,7 @@ static void sroce_dev_free_tables(struct sroce_dev *sdev)
 	mutex_destroy(&sdev->mcg_lock);
 	free_percpu(sdev->stats);
 	sdev->stats = NULL;
+	sroce_tx_dev_release(sdev);
 }
 
 static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
@@ -186,10 +187,10 @@ static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 	if (!sdev)
 		return NULL;
 	sdev->stats = alloc_percpu(struct sroce_stats);
-	if (!sdev->stats) {
-		ib_dealloc_device(&sdev->ibdev);
-		return NULL;
-	}
+	if (!sdev->stats)
+		goto err_dealloc;
+	if (sroce_tx_dev_init(sdev))
+		goto err_stats;
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC);
@@ -197,8 +198,6 @@ static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 	mutex_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcgs);
 	spin_lock_init(&sdev->atomic_lock);
-	spin_lock_init(&sdev->tx.wait_lock);
-	INIT_LIST_HEAD(&sdev->tx.wait);
 
 	dev_hold(ndev);
 	sdev->ndev = ndev;
@@ -220,6 +219,12 @@ static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 	ib_set_device_ops(&sdev->ibdev, &sroce_dev_ops);
 	sroce_init_attrs(sdev);
 	return sdev;
+
+err_stats:
+	free_percpu(sdev->stats);
+err_dealloc:
+	ib_dealloc_device(&sdev->ibdev);
+	return NULL;
 }
 
 /**

@@ -178,10 +178,15 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->rcq = to_scq(init->recv_cq);
 	sroce_qp_init_state(qp);
 
+	err = sroce_tx_qp_init(qp);
+	if (err)
+		return err;
 	qp->resp.rd_res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->resp.rd_res),
 				  GFP_KERNEL);
-	if (!qp->resp.rd_res)
-		return -ENOMEM;
+	if (!qp->resp.rd_res) {
+		err = -ENOMEM;
+		goto err_tx;
+	}
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
 		goto err_free_res;
@@ -231,6 +236,8 @@ err_dst_cache:
 	dst_cache_destroy(&qp->dst_cache);
 err_free_res:
 	kfree(qp->resp.rd_res);
+err_tx:
+	sroce_tx_qp_release(qp);
 	return err;
 }
 
@@ -522,11 +529,17 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_unlock(&qp->attr_lock);
 
 	xa_erase(&sdev->qps, qp->ibqp.qp_num);
+	/*
+	 * A NIC may hold the QP's packets for as long as it likes: the QP
+	 * does not wait for them, they stop waking it.
+	 */
+	sroce_tx_qp_detach(qp);
 	sroce_qp_put(qp);
 	wait_for_completion(&qp->released);
 	/*
 	 * ib_core frees the QP when this returns: a lookup that found it
-	 * before the erase must be done trying to take a reference.
+	 * before the erase must be done trying to take a reference, and a
+	 * packet's destructor that found it before the detach with it.
 	 */
 	synchronize_rcu();
 
@@ -550,6 +563,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kfree(qp->resp.rd_res);
 	dst_cache_destroy(&qp->dst_cache);
 	sroce_av_release(&qp->av);
+	sroce_tx_qp_release(qp);
 	mutex_destroy(&qp->attr_lock);
 	return 0;
 }

@@ -53,7 +53,7 @@ struct sroce_stats;
  * @atomic_lock: makes the responder's atomic operations atomic
  * @stats: event counters, see stats.h
  * @tx: its packets in the queues below, and its line of QPs waiting for
- *	room there (txflow.c)
+ *	room there (txflow.c); it outlives the device while packets remain
  * @attrs: the device attributes, as query_device reports them
  */
 struct sroce_dev {
@@ -79,7 +79,7 @@ struct sroce_dev {
 	u32			nmcgs;
 	spinlock_t		atomic_lock;	/* see above */
 	struct sroce_stats __percpu *stats;
-	struct sroce_dev_txflow	tx;
+	struct sroce_dev_txflow	*tx;
 	struct ib_device_attr	attrs;
 };
 

@@ -8,6 +8,10 @@
 #include <linux/atomic.h>
 #include <linux/bitops.h>
 #include <linux/list.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/slab.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -36,6 +40,43 @@
  */
 #define SROCE_DEV_TX_INFLIGHT_HIGH	256
 
+/**
+ * struct sroce_tx_count - one QP's packets in the queues below
+ * @ref: one for the QP until it is destroyed, one per packet in flight
+ * @inflight: packets handed to the IP layer and not yet freed
+ * @qp: the QP whose senders to wake as packets leave; NULL once the QP is
+ *	being destroyed (RCU)
+ * @dev: the device's count, with a reference
+ *
+ * A NIC may keep a packet for as long as it likes (one whose link has no
+ * peer may never send it), so a packet must not keep its QP or its device
+ * from going away: what its destructor needs lives here and in struct
+ * sroce_dev_txflow, freed with the last packet. Once its QP is destroyed,
+ * a count also holds a reference on the module, whose code the destructor
+ * of a packet still in flight is.
+ */
+struct sroce_tx_count {
+	refcount_t		ref;
+	atomic_t		inflight;
+	struct sroce_qp __rcu	*qp;
+	struct sroce_dev_txflow	*dev;
+};
+
+static void sroce_dev_txflow_put(struct sroce_dev_txflow *dtx)
+{
+	if (refcount_dec_and_test(&dtx->ref))
+		kfree(dtx);
+}
+
+static void sroce_tx_count_put(struct sroce_tx_count *count)
+{
+	if (!refcount_dec_and_test(&count->ref))
+		return;
+	sroce_dev_txflow_put(count->dev);
+	kfree(count);
+	module_put(THIS_MODULE);
+}
+
 /* Run the work items of @qp that wait for room. Return: whether any did. */
 static bool sroce_tx_wake(struct sroce_qp *qp)
 {
@@ -53,73 +94,81 @@ static bool sroce_tx_wake(struct sroce_qp *qp)
 }
 
 /*
- * Wake the QP waiting longest for room on @sdev, skipping those already
- * woken by their own packets leaving; all of them when the device's
- * queues are empty, so that a woken QP that sends nothing cannot leave
- * the others waiting for a packet that will never be freed.
+ * Wake the QP waiting longest for room on the device, skipping those
+ * already woken by their own packets leaving; all of them when the
+ * device's queues are empty, so that a woken QP that sends nothing cannot
+ * leave the others waiting for a packet that will never be freed. A QP
+ * being destroyed leaves the line first (sroce_tx_unwait()).
  */
-static void sroce_dev_tx_wake(struct sroce_dev *sdev, bool all)
+static void sroce_dev_tx_wake(struct sroce_dev_txflow *dtx, bool all)
 {
 	struct sroce_qp *qp;
 	unsigned long flags;
 
-	spin_lock_irqsave(&sdev->tx.wait_lock, flags);
-	while ((qp = list_first_entry_or_null(&sdev->tx.wait, struct sroce_qp,
+	spin_lock_irqsave(&dtx->wait_lock, flags);
+	while ((qp = list_first_entry_or_null(&dtx->wait, struct sroce_qp,
 					      tx.wait_entry))) {
 		list_del_init(&qp->tx.wait_entry);
 		if (sroce_tx_wake(qp) && !all)
 			break;
 	}
-	spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
+	spin_unlock_irqrestore(&dtx->wait_lock, flags);
 }
 
 /* The skb destructor: one of the QP's packets has left (or was dropped). */
 static void sroce_pkt_sent(struct sk_buff *skb)
 {
-	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
-	struct sroce_dev *sdev = qp->sdev;
-	int dev_left = atomic_dec_return(&sdev->tx.inflight);
+	struct sroce_tx_count *count = skb_shinfo(skb)->destructor_arg;
+	struct sroce_dev_txflow *dtx = count->dev;
+	int dev_left = atomic_dec_return(&dtx->inflight);
+	int left = atomic_dec_return(&count->inflight);
+	struct sroce_qp *qp;
 
-	if (atomic_dec_return(&qp->tx.inflight) <= SROCE_TX_INFLIGHT_LOW &&
-	    READ_ONCE(qp->tx.waiters))
+	rcu_read_lock();
+	qp = rcu_dereference(count->qp);
+	if (qp && left <= SROCE_TX_INFLIGHT_LOW && READ_ONCE(qp->tx.waiters))
 		sroce_tx_wake(qp);
+	rcu_read_unlock();
 	/* Pairs with the barrier in sroce_dev_tx_throttled(). */
 	if (dev_left < SROCE_DEV_TX_INFLIGHT_HIGH &&
-	    !list_empty_careful(&sdev->tx.wait))
-		sroce_dev_tx_wake(sdev, !dev_left);
-	sroce_qp_put(qp);
+	    !list_empty_careful(&dtx->wait))
+		sroce_dev_tx_wake(dtx, !dev_left);
+	sroce_tx_count_put(count);
 }
 
 /**
  * sroce_pkt_track() - count a packet as its QP's until it is freed
- * @qp: the sending QP
+ * @qp: the sending QP, not yet released (sroce_tx_qp_release())
  * @skb: the packet, about to be handed to the IP layer
  *
- * The QP lives at least as long as the packet: the destructor drops the
- * reference taken here, and wakes the senders waiting for room.
+ * The destructor wakes the senders waiting for room. The packet may
+ * outlive the QP: it holds a reference on the QP's count, not on the QP.
  *
  * Context: any.
  */
 void sroce_pkt_track(struct sroce_qp *qp, struct sk_buff *skb)
 {
-	if (!sroce_qp_get(qp))
-		return;
-	atomic_inc(&qp->tx.inflight);
-	atomic_inc(&qp->sdev->tx.inflight);
+	struct sroce_tx_count *count = qp->tx.count;
+
+	refcount_inc(&count->ref);
+	atomic_inc(&count->inflight);
+	atomic_inc(&count->dev->inflight);
 	/* Not a zero-copy skb: the destructor argument is free to use. */
-	skb_shinfo(skb)->destructor_arg = qp;
+	skb_shinfo(skb)->destructor_arg = count;
 	skb->destructor = sroce_pkt_sent;
 }
 
 /* Whether @qp must wait for its own packets to leave; see below. */
 static bool sroce_qp_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
 {
-	if (atomic_read(&qp->tx.inflight) < SROCE_TX_INFLIGHT_HIGH)
+	atomic_t *inflight = &qp->tx.count->inflight;
+
+	if (atomic_read(inflight) < SROCE_TX_INFLIGHT_HIGH)
 		return false;
 	set_bit(waiter, &qp->tx.waiters);
 	/* Pairs with atomic_dec_return() in sroce_pkt_sent(). */
 	smp_mb__after_atomic();
-	if (atomic_read(&qp->tx.inflight) > SROCE_TX_INFLIGHT_LOW)
+	if (atomic_read(inflight) > SROCE_TX_INFLIGHT_LOW)
 		return true;
 	/* Drained meanwhile: nobody else will wake us. */
 	clear_bit(waiter, &qp->tx.waiters);
@@ -129,32 +178,32 @@ static bool sroce_qp_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
 /* Whether @qp must wait for the device's packets to leave; see below. */
 static bool sroce_dev_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
 {
-	struct sroce_dev *sdev = qp->sdev;
+	struct sroce_dev_txflow *dtx = qp->tx.count->dev;
 	unsigned long flags;
 
-	if (atomic_read(&sdev->tx.inflight) < SROCE_DEV_TX_INFLIGHT_HIGH)
+	if (atomic_read(&dtx->inflight) < SROCE_DEV_TX_INFLIGHT_HIGH)
 		return false;
-	spin_lock_irqsave(&sdev->tx.wait_lock, flags);
+	spin_lock_irqsave(&dtx->wait_lock, flags);
 	if (qp->tx.wait_closed) {
 		/* Being destroyed: nothing more is to be sent. */
-		spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
+		spin_unlock_irqrestore(&dtx->wait_lock, flags);
 		return true;
 	}
 	set_bit(waiter, &qp->tx.waiters);
 	if (list_empty(&qp->tx.wait_entry))
-		list_add_tail(&qp->tx.wait_entry, &sdev->tx.wait);
-	spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
+		list_add_tail(&qp->tx.wait_entry, &dtx->wait);
+	spin_unlock_irqrestore(&dtx->wait_lock, flags);
 	/* Pairs with atomic_dec_return() in sroce_pkt_sent(). */
 	smp_mb();
-	if (atomic_read(&sdev->tx.inflight) >= SROCE_DEV_TX_INFLIGHT_HIGH) {
-		sroce_stat_inc(sdev, SROCE_STAT_TX_DEVICE_WAIT);
+	if (atomic_read(&dtx->inflight) >= SROCE_DEV_TX_INFLIGHT_HIGH) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_DEVICE_WAIT);
 		return true;
 	}
 	/* Drained before we were listed: nobody else may wake us. */
-	spin_lock_irqsave(&sdev->tx.wait_lock, flags);
+	spin_lock_irqsave(&dtx->wait_lock, flags);
 	list_del_init(&qp->tx.wait_entry);
 	clear_bit(waiter, &qp->tx.waiters);
-	spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
+	spin_unlock_irqrestore(&dtx->wait_lock, flags);
 	return false;
 }
 
@@ -194,8 +243,45 @@ bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
  */
 bool sroce_tx_held(struct sroce_qp *qp)
 {
-	return atomic_read(&qp->tx.inflight) ||
+	return atomic_read(&qp->tx.count->inflight) ||
 	       test_bit(SROCE_TXW_REQ, &qp->tx.waiters);
+}
+
+/**
+ * sroce_tx_qp_init() - set up the count of a new QP's packets in flight
+ * @qp: the QP, not yet published; its device is set
+ *
+ * Context: process.
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_tx_qp_init(struct sroce_qp *qp)
+{
+	struct sroce_tx_count *count;
+
+	count = kzalloc(sizeof(*count), GFP_KERNEL);
+	if (!count)
+		return -ENOMEM;
+	refcount_set(&count->ref, 1);
+	RCU_INIT_POINTER(count->qp, qp);
+	count->dev = qp->sdev->tx;
+	refcount_inc(&count->dev->ref);
+	qp->tx.count = count;
+	return 0;
+}
+
+/**
+ * sroce_tx_qp_detach() - stop the QP's packets in flight from waking it
+ * @qp: a QP being destroyed
+ *
+ * Packets freed from now on only count down. The caller waits for an RCU
+ * grace period before cancelling the QP's work items, so that a destructor
+ * that found the QP before this is done with it.
+ *
+ * Context: any.
+ */
+void sroce_tx_qp_detach(struct sroce_qp *qp)
+{
+	rcu_assign_pointer(qp->tx.count->qp, NULL);
 }
 
 /**
@@ -210,11 +296,64 @@ bool sroce_tx_held(struct sroce_qp *qp)
  */
 void sroce_tx_unwait(struct sroce_qp *qp)
 {
-	struct sroce_dev *sdev = qp->sdev;
+	struct sroce_dev_txflow *dtx = qp->tx.count->dev;
 	unsigned long flags;
 
-	spin_lock_irqsave(&sdev->tx.wait_lock, flags);
+	spin_lock_irqsave(&dtx->wait_lock, flags);
 	qp->tx.wait_closed = true;
 	list_del_init(&qp->tx.wait_entry);
-	spin_unlock_irqrestore(&sdev->tx.wait_lock, flags);
+	spin_unlock_irqrestore(&dtx->wait_lock, flags);
+}
+
+/**
+ * sroce_tx_qp_release() - let go of the count of a QP's packets in flight
+ * @qp: the QP, detached and out of the line, or never published; nothing
+ *	sends on it any more
+ *
+ * Packets still in the queues below, which a NIC may hold for ever, keep
+ * the count, the device's count and the module until the last of them is
+ * freed. The QP does not wait for them.
+ *
+ * Context: process.
+ */
+void sroce_tx_qp_release(struct sroce_qp *qp)
+{
+	__module_get(THIS_MODULE);
+	sroce_tx_count_put(qp->tx.count);
+	qp->tx.count = NULL;
+}
+
+/**
+ * sroce_tx_dev_init() - set up the count of a new device's packets in flight
+ * @sdev: the device, not yet registered
+ *
+ * Context: process.
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_tx_dev_init(struct sroce_dev *sdev)
+{
+	struct sroce_dev_txflow *dtx;
+
+	dtx = kzalloc(sizeof(*dtx), GFP_KERNEL);
+	if (!dtx)
+		return -ENOMEM;
+	refcount_set(&dtx->ref, 1);
+	spin_lock_init(&dtx->wait_lock);
+	INIT_LIST_HEAD(&dtx->wait);
+	sdev->tx = dtx;
+	return 0;
+}
+
+/**
+ * sroce_tx_dev_release() - let go of the count of a device's packets
+ * @sdev: the device; its QPs are destroyed
+ *
+ * Context: process.
+ */
+void sroce_tx_dev_release(struct sroce_dev *sdev)
+{
+	if (!sdev->tx)
+		return;
+	sroce_dev_txflow_put(sdev->tx);
+	sdev->tx = NULL;
 }
