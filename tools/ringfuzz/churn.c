@@ -525,6 +525,39 @@ rc_done:
 	rf_mr_free(mr);
 }
 
+/*
+ * A process that ends with UD QPs still attached to groups: a second
+ * context whose QPs the kernel detaches and destroys when it is closed,
+ * as it would at exit. Watched: the close must return.
+ */
+static void churn_abandon(struct churn *c)
+{
+	struct ibv_context *ctx = ibv_open_device(c->d->ctx->device);
+	struct ibv_qp_init_attr attr = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+	int i, g, attached = 0;
+
+	if (!ctx)
+		return;
+	pd = ibv_alloc_pd(ctx);
+	attr.send_cq = attr.recv_cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	for (i = 0; pd && attr.send_cq && i < 4; i++) {
+		qp = ibv_create_qp(pd, &attr);
+		for (g = 0; qp && g < NGROUP; g += 3)
+			attached += !ibv_attach_mcast(qp, &c->group[g], 0);
+	}
+	watch_in(c, NTHREAD, "ibv_close_device with UD QPs attached to groups", 0);
+	ibv_close_device(ctx);
+	watch_out(c, NTHREAD);
+	rf_ok(attached > 0, "churn: a context closed with %d multicast attachments of its UD QPs left to the kernel",
+	      attached);
+}
+
 int rf_mode_churn(struct rf_dev *d)
 {
 	static const char *const names[NTHREAD] = {
@@ -566,6 +599,7 @@ out:
 	rf_ok(!err, "churn: every QP, AH, CQ and MR destroyed");
 	if (!err)
 		churn_after(d);
+	churn_abandon(c);
 	c->done = true;
 	pthread_join(wd, NULL);
 	free(c);
