@@ -77,8 +77,12 @@ static int sroce_mcg_ip(struct sroce_dev *sdev, const union ib_gid *mgid,
 
 		if (!IS_ENABLED(CONFIG_IPV6))
 			return -EAFNOSUPPORT;
-		return join ? ipv6_dev_mc_inc(sdev->ndev, addr) :
-			      ipv6_dev_mc_dec(sdev->ndev, addr);
+		/* Leaving a group looks the inet6 device up under RTNL. */
+		rtnl_lock();
+		err = join ? ipv6_dev_mc_inc(sdev->ndev, addr) :
+			     ipv6_dev_mc_dec(sdev->ndev, addr);
+		rtnl_unlock();
+		return err;
 	}
 	rtnl_lock();
 	in_dev = __in_dev_get_rtnl(sdev->ndev);
