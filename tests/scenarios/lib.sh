@@ -26,6 +26,9 @@
 # Topology at the start of a scenario:
 #   netns: namespaces h1 and h2, veth v1 (h1) <-> v2 (h2), MTU 1500,
 #          v1 198.18.0.1/24 2001:db8::1/64, v2 198.18.0.2/24 2001:db8::2/64
+#          and, in the initial namespace, down and without addresses, a
+#          virtio NIC whose link has no peer (MAC $MAC_LONE, see
+#          lone_nic_up): it never completes a transmission
 #   twovm: eth0 of VM a 198.18.0.1 / 2001:db8::1, VM b .2 / ::2, MTU 1500
 # No module beyond what the topology needs is loaded; the harness removes
 # devices, namespaces and modules after each scenario.
@@ -40,6 +43,8 @@ NET6_A=2001:db8::1
 NET6_B=2001:db8::2
 MAC_A=52:54:00:12:34:01
 MAC_B=52:54:00:12:34:02
+# shellcheck disable=SC2034 # for the scenarios
+MAC_LONE=52:54:00:12:34:09
 # shellcheck disable=SC2034 # for the scenarios
 ROCE_PORT=4791
 
@@ -266,6 +271,19 @@ iface_by_mac() {
 		[ "$(cat "$d/address" 2>/dev/null)" = "$1" ] && { echo "${d##*/}"; return 0; }
 	done
 	return 1
+}
+
+# lone_nic_up NAME NS: the netns guest's NIC with no peer, renamed NAME,
+# in namespace NS, up, with 198.19.0.1/24 and 2001:db8:1::1/64.
+lone_nic_up() {
+	local dev
+	dev=$(iface_by_mac "$MAC_LONE") || return
+	ip link set "$dev" down && ip link set "$dev" name "$1" &&
+	ip link set "$1" netns "$2" || return
+	ip -n "$2" addr add 198.19.0.1/24 dev "$1" &&
+	ip -n "$2" addr add 2001:db8:1::1/64 dev "$1" nodad &&
+	ip -n "$2" link set "$1" up || return
+	wait_until 10 link_is_up "$2" "$1"
 }
 
 # topo_netns_up: (re)create h1, h2 and the veth pair between them.

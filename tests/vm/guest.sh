@@ -299,7 +299,7 @@ main() {
 	stage_modules
 	say "staged"
 	case $TOPO in
-	netns) modprobe -q veth ;;
+	netns) modprobe -q veth; modprobe -q virtio_net ;;
 	twovm) modprobe -q virtio_net ;;
 	esac
 	BOOT_MODULES=$(awk '{ print $1 }' /proc/modules | tr '\n' ' ')

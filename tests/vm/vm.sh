@@ -53,6 +53,8 @@ SROCE_QEMU=${SROCE_QEMU:-qemu-system-x86_64}
 # MACs of the two VMs on their shared link; guest.sh derives the same.
 VM_MAC_a=52:54:00:12:34:01
 VM_MAC_b=52:54:00:12:34:02
+# The netns guest's NIC with no peer (see vm_start_topo).
+VM_MAC_lone=52:54:00:12:34:09
 
 # Modules the initramfs needs to reach the 9p root; each one that is built
 # into the kernel is skipped, dependencies come from modules.dep.
@@ -378,7 +380,10 @@ vm_start_topo() {
 
 	case $topo in
 	netns)
-		VM_QEMU_EXTRA=()
+		# A NIC whose link has no peer: a hub with no other port. QEMU
+		# never completes its transmissions, as a dead link's NIC may.
+		VM_QEMU_EXTRA=(-netdev hubport,id=n0,hubid=0
+			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_lone")
 		vm_start "$bootdir" "$topo" a
 		;;
 	twovm)
