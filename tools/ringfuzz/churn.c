@@ -535,21 +535,48 @@ static void churn_abandon(struct churn *c)
 	struct ibv_context *ctx = ibv_open_device(c->d->ctx->device);
 	struct ibv_qp_init_attr attr = {
 		.qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	struct ibv_ah_attr ah_attr = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = c->group[0], .sgid_index = c->d->gidx,
+			 .hop_limit = 64 },
+	};
+	static char buf[4096];
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_SEND, .num_sge = 1,
+		.wr.ud = { .remote_qpn = MCAST_QPN, .remote_qkey = RF_QKEY },
+	}, *bad;
+	struct ibv_recv_wr rwr = { .num_sge = 1 }, *rbad;
+	struct ibv_sge sge = { (uintptr_t)buf, 1024, 0 };
+	struct ibv_mr *mr = NULL;
 	struct ibv_pd *pd;
 	struct ibv_qp *qp;
-	int i, g, attached = 0;
+	int i, g, k, attached = 0;
 
 	if (!ctx)
 		return;
 	pd = ibv_alloc_pd(ctx);
-	attr.send_cq = attr.recv_cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	for (i = 0; pd && attr.send_cq && i < 4; i++) {
+	if (pd) {
+		mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+		wr.wr.ud.ah = ibv_create_ah(pd, &ah_attr);
+	}
+	attr.send_cq = attr.recv_cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	for (i = 0; mr && wr.wr.ud.ah && attr.send_cq && i < 4; i++) {
 		qp = ibv_create_qp(pd, &attr);
-		for (g = 0; qp && g < NGROUP; g += 3)
+		if (!qp || rf_qp_connect(c->d, qp, 0))
+			continue;
+		for (g = 0; g < NGROUP; g += 2)
 			attached += !ibv_attach_mcast(qp, &c->group[g], 0);
+		/* Datagrams in flight to groups the QPs are members of. */
+		sge.lkey = mr->lkey;
+		wr.sg_list = &sge;
+		rwr.sg_list = &sge;
+		for (k = 0; k < 4; k++) {
+			ibv_post_recv(qp, &rwr, &rbad);
+			ibv_post_send(qp, &wr, &bad);
+		}
 	}
 	watch_in(c, NTHREAD, "ibv_close_device with UD QPs attached to groups", 0);
 	ibv_close_device(ctx);
