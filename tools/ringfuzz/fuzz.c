@@ -753,7 +753,12 @@ static void resize_once(struct chaos *c, struct set *s, uint64_t *rng)
 		n = rf_maps_snapshot(now, len, 256);
 		for (i = 0; i < n; i++)
 			if (now[i] == (uintptr_t)s->cq_ring.base)
-				rf_ring_at(&s->cq_ring, now[i], len[i]);
+				break;
+		if (i == n || rf_ring_at(&s->cq_ring, now[i], len[i])) {
+			/* Lost track of it: no scribble may hit a stale address. */
+			rf_diag("chaos: CQ ring not found after a resize");
+			set_down(s);
+		}
 	}
 	rf_maps_unlock();
 	pthread_mutex_lock(&c->lock);
@@ -764,7 +769,13 @@ static void resize_once(struct chaos *c, struct set *s, uint64_t *rng)
 static void recycle_once(struct chaos *c, struct set *s)
 {
 	chaos_drain(c, s, 0);
+	/*
+	 * A destroy unmaps rings: under the maps lock, lest a resize elsewhere
+	 * take a ring mapped where one of these was for an old mapping.
+	 */
+	rf_maps_lock();
 	set_down(s);
+	rf_maps_unlock();
 	if (!set_up(s, c->d)) {
 		pthread_mutex_lock(&c->lock);
 		c->recycled++;
