@@ -44,8 +44,10 @@ slabinfo_top() {
 	awk 'NR > 2 { print $1, $2, $4 }' /proc/slabinfo | sort -k2,2nr | head -n 8
 }
 
+# asyncflood [COMPLETIONS]: FLOOD_SLAB_MAX_KB is for 100000 of them.
 asyncflood() {
-	local dir n=100000 before s0 u0 s1 u1 pid rc out line
+	local dir n=${1:-100000} max_kb before s0 u0 s1 u1 pid rc out line
+	max_kb=$((FLOOD_SLAB_MAX_KB * n / 100000))
 	dir=$(mktemp -d)
 	chmod 777 "$dir"
 	out=$dir/out
@@ -69,10 +71,10 @@ asyncflood() {
 	cat "$out" >&2
 	diag "Slab ${s0} kB -> ${s1} kB, SUnreclaim ${u0} kB -> ${u1} kB while the flooding process lived"
 	[ -n "$before" ] && diag "largest slab caches then (name, active objects, size):" "$before"
-	if [ $((s1 - s0)) -lt "$FLOOD_SLAB_MAX_KB" ]; then
-		ok "asyncflood: kernel slab grew $((s1 - s0)) kB over $n completions dropped on a full CQ (limit $FLOOD_SLAB_MAX_KB kB)"
+	if [ $((s1 - s0)) -lt "$max_kb" ]; then
+		ok "asyncflood: kernel slab grew $((s1 - s0)) kB over $n completions dropped on a full CQ (limit $max_kb kB)"
 	else
-		not_ok "asyncflood: kernel slab grew $((s1 - s0)) kB over $n completions dropped on a full CQ (limit $FLOOD_SLAB_MAX_KB kB)" \
+		not_ok "asyncflood: kernel slab grew $((s1 - s0)) kB over $n completions dropped on a full CQ (limit $max_kb kB)" \
 			"the driver keeps something per dropped completion (an async event each?)"
 	fi
 	while IFS= read -r line; do
@@ -96,8 +98,15 @@ if [ "$SROCE_SLOW" -gt 1 ]; then
 fi
 
 rf_setup
-rf_run "ring" 600 ring -d "$DP_CLI_DEV" -g "$DP_CLI_GID4" -n "$chaos" -s "$RANDOM"
-asyncflood
+if [ "$SROCE_SLOW" -gt 1 ]; then
+	# The ring chaos takes most of an hour there; the stock kernels run it.
+	skip "ring" "slow kernel: the stock kernels run the ring chaos"
+	# 20000 dropped completions still queue 2.5 MB of events if each raised one.
+	asyncflood 20000
+else
+	rf_run "ring" 600 ring -d "$DP_CLI_DEV" -g "$DP_CLI_GID4" -n "$chaos" -s "$RANDOM"
+	asyncflood
+fi
 # Last: a driver that crashes on an opcode takes the VM with it.
 rf_run "opcodes" 600 opcodes -d "$DP_CLI_DEV" -g "$DP_CLI_GID4" -n "$last_op"
 done_testing
