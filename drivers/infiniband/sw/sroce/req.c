@@ -669,7 +669,7 @@ static bool sroce_req_may_send(struct sroce_qp *qp, unsigned int *budget)
 	if (sroce_req_window_full(qp))
 		return false;
 	if (!*budget) {
-		queue_work(system_unbound_wq, &qp->req.work);
+		queue_work(sroce_qp_wq, &qp->req.work);
 		return false;
 	}
 	if (sroce_tx_throttled(qp, SROCE_TXW_REQ))
@@ -687,7 +687,7 @@ static enum sroce_req_verdict sroce_req_send(struct sroce_qp *qp,
 	if (status == IB_WC_GENERAL_ERR) {
 		/* No memory, queue space or mapped page: try later. */
 		if (!qp->comp.rnr_wait)
-			queue_work(system_unbound_wq, &qp->req.work);
+			queue_work(sroce_qp_wq, &qp->req.work);
 		return SROCE_REQ_STOP;
 	}
 	if (status != IB_WC_SUCCESS) {
