@@ -627,7 +627,7 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		if (skb_queue_len(&qp->resp.backlog) < SROCE_RESP_BACKLOG)
 			skb_queue_tail(&qp->resp.backlog, skb_get(skb));
 		else
-			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BACKLOG_FULL);
 	} else {
 		sroce_resp_handle(qp, skb, bth, info, payload);
 	}
