@@ -111,7 +111,7 @@ void sroce_comp_retire(struct sroce_qp *qp)
 		wqe->psn_valid = false;
 		if (failed) {
 			qp->req.fatal = true;
-			queue_work(system_unbound_wq, &qp->req.work);
+			queue_work(sroce_qp_wq, &qp->req.work);
 			break;
 		}
 	}
@@ -307,7 +307,7 @@ static void sroce_comp_miss(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
 	}
 	qp->req.miss_rewind = true;
 	qp->comp.read_rewound = true;
-	queue_work(system_unbound_wq, &qp->req.work);
+	queue_work(sroce_qp_wq, &qp->req.work);
 }
 
 /**
@@ -686,7 +686,7 @@ void sroce_retrans_timer(struct timer_list *t)
 	 * Resend from the work item: many QPs timing out at once must not
 	 * keep the timer softirq busy with all their packets.
 	 */
-	queue_work(system_unbound_wq, &qp->req.work);
+	queue_work(sroce_qp_wq, &qp->req.work);
 out:
 	spin_unlock_bh(&qp->req.lock);
 }
@@ -698,6 +698,6 @@ void sroce_rnr_timer(struct timer_list *t)
 	spin_lock_bh(&qp->req.lock);
 	qp->comp.rnr_wait = false;
 	if (READ_ONCE(qp->state) == IB_QPS_RTS)
-		queue_work(system_unbound_wq, &qp->req.work);
+		queue_work(sroce_qp_wq, &qp->req.work);
 	spin_unlock_bh(&qp->req.lock);
 }

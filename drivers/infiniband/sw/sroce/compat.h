@@ -48,14 +48,4 @@
 #define SROCE_ACCESS_FLUSH		IB_ACCESS_REMOTE_WRITE
 #endif
 
-/*
- * Functions the KUnit suites reach are exported to them alone, and only
- * when the kernel has KUnit.
- */
-#if IS_ENABLED(CONFIG_KUNIT)
-#define EXPORT_SYMBOL_FOR_SROCE_KUNIT(sym)	EXPORT_SYMBOL_NS_GPL(sym, SROCE_KUNIT)
-#else
-#define EXPORT_SYMBOL_FOR_SROCE_KUNIT(sym)
-#endif
-
 #endif /* _SROCE_COMPAT_H */

@@ -16,6 +16,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include <sroce/wire.h>
+#include "qp.h"
 #include "sroce.h"
 
 #define SROCE_RIVAL_MODULE	"rdma_rxe"
@@ -82,9 +83,13 @@ static int __init sroce_init(void)
 
 	sroce_wire_init();
 
-	err = sroce_dev_init();
+	err = sroce_qp_wq_init();
 	if (err)
 		goto err_module_notifier;
+
+	err = sroce_dev_init();
+	if (err)
+		goto err_qp_wq;
 
 	err = sroce_net_init();
 	if (err)
@@ -96,6 +101,8 @@ static int __init sroce_init(void)
 
 err_dev:
 	sroce_dev_exit();
+err_qp_wq:
+	sroce_qp_wq_exit();
 err_module_notifier:
 	unregister_module_notifier(&sroce_module_notifier);
 	return err;
@@ -110,6 +117,7 @@ static void __exit sroce_exit(void)
 	rdma_link_unregister(&sroce_link_ops);
 	sroce_net_exit();
 	sroce_dev_exit();
+	sroce_qp_wq_exit();
 	unregister_module_notifier(&sroce_module_notifier);
 	pr_info("unloaded\n");
 }

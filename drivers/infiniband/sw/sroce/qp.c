@@ -38,6 +38,36 @@
 #define SROCE_QP_ATTR_UNSUPPORTED (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | \
 				   IB_QP_RATE_LIMIT)
 
+/*
+ * The QPs' work items: sending beyond a budget, retransmission, READ
+ * responses, page faults. NVMe over Fabrics and NFS over RDMA run over
+ * sroce, so memory reclaim can wait on them: they get a rescuer.
+ */
+struct workqueue_struct *sroce_qp_wq;
+
+/**
+ * sroce_qp_wq_init() - allocate the QPs' workqueue
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_qp_wq_init(void)
+{
+	sroce_qp_wq = alloc_workqueue("sroce_qp", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      0);
+	return sroce_qp_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * sroce_qp_wq_exit() - free the QPs' workqueue
+ *
+ * Context: module exit, every QP destroyed.
+ */
+void sroce_qp_wq_exit(void)
+{
+	destroy_workqueue(sroce_qp_wq);
+}
+
 /**
  * sroce_qp_lookup() - find a QP by number
  * @sdev: the device
@@ -744,7 +774,7 @@ static void sroce_qp_doorbell(struct sroce_qp *qp)
 	case IB_QPS_SQD:
 	case IB_QPS_SQE:
 		if (!sroce_kpost_can_run()) {
-			queue_work(system_unbound_wq, &qp->req.work);
+			queue_work(sroce_qp_wq, &qp->req.work);
 			return;
 		}
 		spin_lock_bh(&qp->req.lock);
@@ -753,7 +783,7 @@ static void sroce_qp_doorbell(struct sroce_qp *qp)
 		return;
 	case IB_QPS_ERR:
 		if (!sroce_kpost_can_run()) {
-			queue_work(system_unbound_wq, &qp->req.work);
+			queue_work(sroce_qp_wq, &qp->req.work);
 			return;
 		}
 		/* Without a receive doorbell, this is where late WQEs flush. */

@@ -120,6 +120,10 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
+extern struct workqueue_struct *sroce_qp_wq;
+int sroce_qp_wq_init(void);
+void sroce_qp_wq_exit(void);
+
 struct sroce_qp *sroce_qp_lookup(struct sroce_dev *sdev, u32 qpn);
 void sroce_qp_error(struct sroce_qp *qp);
 void sroce_qp_flush_sq(struct sroce_qp *qp);

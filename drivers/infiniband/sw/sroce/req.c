@@ -572,7 +572,7 @@ static enum ib_wc_status sroce_req_step(struct sroce_qp *qp,
 }
 
 /* After a WQE's last request packet went out. */
-static void sroce_req_sent_all(struct sroce_qp *qp, struct sroce_swqe *wqe)
+static void sroce_req_wqe_sent(struct sroce_qp *qp, struct sroce_swqe *wqe)
 {
 	if (qp->type != IB_QPT_RC) {
 		/* Nothing will acknowledge it: it is complete. */
@@ -584,7 +584,9 @@ static void sroce_req_sent_all(struct sroce_qp *qp, struct sroce_swqe *wqe)
 		qp->req.rd_atomic_out++;
 }
 
-static bool sroce_req_all_sent(struct sroce_qp *qp, struct sroce_swqe *wqe)
+/* Whether the WQE's last request packet has gone out. */
+static bool sroce_req_wqe_done_sending(struct sroce_qp *qp,
+				       struct sroce_swqe *wqe)
 {
 	return sroce_swqe_is_rd_atomic(wqe) ||
 	       wqe->sent >= wqe->length;
@@ -646,7 +648,7 @@ static enum sroce_req_verdict sroce_req_begin(struct sroce_qp *qp,
 						      SROCE_REQ_NEXT;
 	}
 	if (sroce_req_ud_too_long(qp, wqe)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UD_TOO_LONG);
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_UD_TOO_LONG);
 		wqe->state = SROCE_SWQE_DONE;
 		sroce_req_advance(qp, idx);
 		return SROCE_REQ_NEXT;
@@ -669,7 +671,7 @@ static bool sroce_req_may_send(struct sroce_qp *qp, unsigned int *budget)
 	if (sroce_req_window_full(qp))
 		return false;
 	if (!*budget) {
-		queue_work(system_unbound_wq, &qp->req.work);
+		queue_work(sroce_qp_wq, &qp->req.work);
 		return false;
 	}
 	if (sroce_tx_throttled(qp, SROCE_TXW_REQ))
@@ -687,7 +689,7 @@ static enum sroce_req_verdict sroce_req_send(struct sroce_qp *qp,
 	if (status == IB_WC_GENERAL_ERR) {
 		/* No memory, queue space or mapped page: try later. */
 		if (!qp->comp.rnr_wait)
-			queue_work(system_unbound_wq, &qp->req.work);
+			queue_work(sroce_qp_wq, &qp->req.work);
 		return SROCE_REQ_STOP;
 	}
 	if (status != IB_WC_SUCCESS) {
@@ -701,8 +703,8 @@ static enum sroce_req_verdict sroce_req_send(struct sroce_qp *qp,
 		if (qp->type == IB_QPT_RC)
 			sroce_rto_sent(qp, sroce_psn_add(qp->req.psn, -1));
 	}
-	if (sroce_req_all_sent(qp, wqe)) {
-		sroce_req_sent_all(qp, wqe);
+	if (sroce_req_wqe_done_sending(qp, wqe)) {
+		sroce_req_wqe_sent(qp, wqe);
 		sroce_req_advance(qp, idx);
 	}
 	return SROCE_REQ_NEXT;

@@ -67,7 +67,7 @@ void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak)
 		sroce_resp_send_ack(qp, psn, SROCE_AETH_NAK | nak);
 	}
 	qp->resp.fatal = true;
-	queue_work(system_unbound_wq, &qp->resp.work);
+	queue_work(sroce_qp_wq, &qp->resp.work);
 }
 
 static int sroce_resp_complete(struct sroce_qp *qp, struct ib_uverbs_wc *wc,
@@ -78,7 +78,7 @@ static int sroce_resp_complete(struct sroce_qp *qp, struct ib_uverbs_wc *wc,
 	if (sroce_cq_post(qp->rcq, wc, solicited, net_type)) {
 		/* An overflowed receive CQ fails the QP (IBTA C11-?). */
 		qp->resp.fatal = true;
-		queue_work(system_unbound_wq, &qp->resp.work);
+		queue_work(sroce_qp_wq, &qp->resp.work);
 		return -EBUSY;
 	}
 	return 0;
@@ -137,7 +137,7 @@ bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 	skb_queue_head(&qp->resp.backlog, skb_get(skb));
 	qp->resp.busy = true;
-	queue_work(system_unbound_wq, &qp->resp.work);
+	queue_work(sroce_qp_wq, &qp->resp.work);
 	return true;
 }
 
@@ -627,7 +627,7 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		if (skb_queue_len(&qp->resp.backlog) < SROCE_RESP_BACKLOG)
 			skb_queue_tail(&qp->resp.backlog, skb_get(skb));
 		else
-			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BACKLOG_FULL);
 	} else {
 		sroce_resp_handle(qp, skb, bth, info, payload);
 	}
@@ -704,7 +704,7 @@ void sroce_resp_work(struct work_struct *work)
 		spin_unlock_bh(&qp->resp.lock);
 	}
 	if (again)
-		queue_work(system_unbound_wq, &qp->resp.work);
+		queue_work(sroce_qp_wq, &qp->resp.work);
 
 	if (fatal)
 		sroce_qp_error(qp);

@@ -15,14 +15,13 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_RX_BAD_HEADER].name = "rx_bad_header",
 	[SROCE_STAT_RX_BAD_OPCODE].name = "rx_bad_opcode",
 	[SROCE_STAT_RX_BAD_ICRC].name = "rx_bad_icrc",
-	[SROCE_STAT_RX_NO_DEVICE].name = "rx_no_device",
 	[SROCE_STAT_RX_NO_QP].name = "rx_no_qp",
 	[SROCE_STAT_RX_BAD_QP_STATE].name = "rx_bad_qp_state",
 	[SROCE_STAT_RX_BAD_QKEY].name = "rx_bad_qkey",
 	[SROCE_STAT_RX_DUPLICATE].name = "rx_duplicate_request",
 	[SROCE_STAT_RX_OUT_OF_SEQUENCE].name = "rx_out_of_sequence",
 	[SROCE_STAT_RX_UC_DROPPED].name = "rx_uc_message_dropped",
-	[SROCE_STAT_RX_UD_TOO_LONG].name = "rx_ud_too_long",
+	[SROCE_STAT_TX_UD_TOO_LONG].name = "tx_ud_too_long",
 	[SROCE_STAT_RX_STALE_RESPONSE].name = "rx_stale_response",
 	[SROCE_STAT_SEQ_NAK_SENT].name = "seq_nak_sent",
 	[SROCE_STAT_RNR_NAK_SENT].name = "rnr_nak_sent",
@@ -41,6 +40,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_ODP_FAULT].name = "odp_page_faults",
 	[SROCE_STAT_ODP_FAULT_ERR].name = "odp_page_fault_errors",
 	[SROCE_STAT_CQ_OVERFLOW].name = "cq_overflow",
+	[SROCE_STAT_RX_BACKLOG_FULL].name = "rx_backlog_full",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -83,11 +83,11 @@ static bool sroce_tx_wake(struct sroce_qp *qp)
 	bool woken = false;
 
 	if (test_and_clear_bit(SROCE_TXW_REQ, &qp->tx.waiters)) {
-		queue_work(system_unbound_wq, &qp->req.work);
+		queue_work(sroce_qp_wq, &qp->req.work);
 		woken = true;
 	}
 	if (test_and_clear_bit(SROCE_TXW_RESP, &qp->tx.waiters)) {
-		queue_work(system_unbound_wq, &qp->resp.work);
+		queue_work(sroce_qp_wq, &qp->resp.work);
 		woken = true;
 	}
 	return woken;

@@ -9,9 +9,9 @@
 #include <linux/ipv6.h>
 #include <linux/string.h>
 #include <linux/udp.h>
+#include <kunit/visibility.h>
 
 #include <sroce/wire.h>
-#include "compat.h"
 
 #define BTH_LEN		sizeof(struct sroce_bth)
 #define DETH_LEN	sizeof(struct sroce_deth)
@@ -119,7 +119,7 @@ struct sroce_opcode_info sroce_opcodes[256] __ro_after_init = {
 	OP(0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", UD, F_SEND | F_ONLY | F_IMM,
 	   DETH | IMMDT),
 };
-EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_opcodes);
+EXPORT_SYMBOL_IF_KUNIT(sroce_opcodes);
 
 static const u8 sroce_hdr_lens[SROCE_HDR_COUNT] = {
 	[SROCE_HDR_DETH] = DETH_LEN,
@@ -136,7 +136,7 @@ unsigned int sroce_hdr_len(enum sroce_hdr hdr)
 {
 	return hdr < SROCE_HDR_COUNT ? sroce_hdr_lens[hdr] : 0;
 }
-EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_hdr_len);
+EXPORT_SYMBOL_IF_KUNIT(sroce_hdr_len);
 
 /**
  * sroce_wire_init() - derive the header offsets of the opcode table
@@ -184,7 +184,7 @@ void sroce_bth_pack(struct sroce_bth *bth, const struct sroce_bth_fields *f)
 		apsn |= SROCE_BTH_ACKREQ;
 	bth->apsn = cpu_to_be32(apsn);
 }
-EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_bth_pack);
+EXPORT_SYMBOL_IF_KUNIT(sroce_bth_pack);
 
 void sroce_bth_unpack(const struct sroce_bth *bth, struct sroce_bth_fields *f)
 {
@@ -203,7 +203,7 @@ void sroce_bth_unpack(const struct sroce_bth *bth, struct sroce_bth_fields *f)
 	f->ackreq = apsn & SROCE_BTH_ACKREQ;
 	f->psn = apsn & SROCE_PSN_MASK;
 }
-EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_bth_unpack);
+EXPORT_SYMBOL_IF_KUNIT(sroce_bth_unpack);
 
 /* The ICRC's seed after the eight 0xff bytes that replace the LRH. */
 static u32 sroce_icrc_seed(void)
@@ -244,13 +244,13 @@ u32 sroce_icrc_hdr(const void *l3, bool ipv6)
 
 	return crc32_le(sroce_icrc_seed(), buf, len);
 }
-EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_icrc_hdr);
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_hdr);
 
 u32 sroce_icrc_update(u32 crc, const void *data, size_t len)
 {
 	return crc32_le(crc, data, len);
 }
-EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_icrc_update);
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_update);
 
 __le32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len)
 {
@@ -261,4 +261,4 @@ __le32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len)
 	crc = sroce_icrc_update(crc, (const u8 *)l3 + hdrs, len - hdrs);
 	return sroce_icrc_final(crc);
 }
-EXPORT_SYMBOL_FOR_SROCE_KUNIT(sroce_icrc_packet);
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_packet);
