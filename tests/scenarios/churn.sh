@@ -11,6 +11,7 @@
 # timeout, never hangs the suite.
 #
 # topology: netns
+# kernels: 6.1 6.12
 # requires: sroce
 # timeout: 600
 # vcpus: 2

@@ -12,6 +12,7 @@
 # module (its reference count), and resetting the NIC lets it go.
 #
 # topology: netns
+# kernels: 6.1 6.12
 # requires: sroce
 # timeout: 600
 # vcpus: 2

@@ -14,6 +14,7 @@
 # The harness fails the scenario on any kernel report.
 #
 # topology: netns
+# kernels: 6.1 6.12
 # requires: sroce
 # timeout: 900
 # vcpus: 2
