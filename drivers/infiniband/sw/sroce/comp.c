@@ -9,6 +9,8 @@
 
 #include <linux/jiffies.h>
 
+#include <sroce/transport.h>
+
 #include "ah.h"
 #include "comp.h"
 #include "cq.h"
@@ -20,13 +22,6 @@
 #include "stats.h"
 #include "wqe.h"
 #include "xmit.h"
-
-/* RNR NAK timer codes (IBTA Table 45), in microseconds. */
-static const u32 sroce_rnr_usecs[32] = {
-	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
-	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
-	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-};
 
 static bool sroce_is_read_resp_wqe(const struct sroce_swqe *wqe)
 {
@@ -175,8 +170,7 @@ static u32 sroce_comp_find(struct sroce_qp *qp, u32 psn, bool *found)
 			continue;
 		if (!wqe->psn_valid)
 			break;
-		if (sroce_psn_diff(psn, wqe->first_psn) >= 0 &&
-		    sroce_psn_diff(psn, wqe->last_psn) <= 0) {
+		if (sroce_psn_in_range(psn, wqe->first_psn, wqe->last_psn)) {
 			*found = true;
 			return idx;
 		}
@@ -531,7 +525,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 code)
 	qp->comp.rnr_wait = true;
 	del_timer(&qp->comp.retrans_timer);
 	mod_timer(&qp->comp.rnr_timer,
-		  jiffies + usecs_to_jiffies(sroce_rnr_usecs[code & 0x1f]) + 1);
+		  jiffies + usecs_to_jiffies(sroce_rnr_timer_us(code)) + 1);
 }
 
 static void sroce_comp_nak(struct sroce_qp *qp, u32 psn, u8 code)
@@ -610,8 +604,7 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		goto out;
 	}
 	/* Only PSNs of requests sent and not yet acknowledged count. */
-	if (sroce_psn_diff(psn, qp->comp.una_psn) < 0 ||
-	    sroce_psn_diff(psn, qp->req.sent_psn) >= 0) {
+	if (!sroce_psn_outstanding(psn, qp->comp.una_psn, qp->req.sent_psn)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
 		goto out;
 	}

@@ -14,6 +14,7 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 
+#include <sroce/transport.h>
 #include <sroce/wire.h>
 #include "limits.h"
 #include "mr.h"
@@ -332,10 +333,9 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 	if (!smp_load_acquire(&mr->valid) ||
 	    (remote_qp ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
 	    READ_ONCE(mr->ibmr.pd) != pd ||
-	    (READ_ONCE(mr->access) & access) != access ||
+	    !sroce_access_granted(READ_ONCE(mr->access), access) ||
 	    (len != SROCE_LEN_WHOLE &&
-	     (iova < mr->iova || len > mr->length ||
-	      iova - mr->iova > mr->length - len))) {
+	     !sroce_range_within(mr->iova, mr->length, iova, len))) {
 		sroce_mr_put(mr);
 		return NULL;
 	}

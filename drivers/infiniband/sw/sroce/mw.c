@@ -12,6 +12,8 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <sroce/transport.h>
+
 #include "limits.h"
 #include "mr.h"
 #include "mw.h"
@@ -84,8 +86,7 @@ static bool sroce_mw_bind_ok(struct sroce_mr *mr, int access, u64 addr,
 	if ((access & need_local_write) &&
 	    !(mr->access & IB_ACCESS_LOCAL_WRITE))
 		return false;
-	return addr >= mr->iova && len <= mr->length &&
-	       addr - mr->iova <= mr->length - len;
+	return sroce_range_within(mr->iova, mr->length, addr, len);
 }
 
 /**
@@ -178,10 +179,9 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_mw *mw, u32 rkey,
 	if (mw->state != SROCE_MW_VALID || mw->ibmw.rkey != rkey ||
 	    mw->ibmw.pd != qp->ibqp.pd ||
 	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num) ||
-	    (mw->access & access) != access ||
+	    !sroce_access_granted(mw->access, access) ||
 	    (len != SROCE_LEN_WHOLE &&
-	     (iova < mw->addr || len > mw->length ||
-	      iova - mw->addr > mw->length - len)))
+	     !sroce_range_within(mw->addr, mw->length, iova, len)))
 		goto out;
 	if (refcount_inc_not_zero(&mw->mr->ref))
 		mr = mw->mr;

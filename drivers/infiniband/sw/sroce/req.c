@@ -11,6 +11,8 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <sroce/transport.h>
+
 #include "ah.h"
 #include "comp.h"
 #include "limits.h"
@@ -261,42 +263,10 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 static u8 sroce_req_opcode(struct sroce_qp *qp, const struct sroce_swqe *wqe,
 			   bool first, bool last)
 {
-	u8 t = qp->type == IB_QPT_UC ? SROCE_OP_UC : SROCE_OP_RC;
+	u8 t = qp->type == IB_QPT_UC ? SROCE_OP_UC :
+	       qp->type == IB_QPT_UD ? SROCE_OP_UD : SROCE_OP_RC;
 
-	switch (wqe->wr.opcode) {
-	case SROCE_WR_ATOMIC_WRITE:
-		return SROCE_OP_ATOMIC_WRITE;
-	case IB_UVERBS_WR_RDMA_WRITE:
-		if (first && last)
-			return t | SROCE_OP_WRITE_ONLY;
-		return t | (first ? SROCE_OP_WRITE_FIRST :
-			    last ? SROCE_OP_WRITE_LAST : SROCE_OP_WRITE_MIDDLE);
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		if (first && last)
-			return t | SROCE_OP_WRITE_ONLY_IMM;
-		return t | (first ? SROCE_OP_WRITE_FIRST :
-			    last ? SROCE_OP_WRITE_LAST_IMM :
-				   SROCE_OP_WRITE_MIDDLE);
-	case IB_UVERBS_WR_SEND_WITH_IMM:
-		if (qp->type == IB_QPT_UD)
-			return SROCE_OP_UD | SROCE_OP_SEND_ONLY_IMM;
-		if (first && last)
-			return t | SROCE_OP_SEND_ONLY_IMM;
-		return t | (first ? SROCE_OP_SEND_FIRST :
-			    last ? SROCE_OP_SEND_LAST_IMM : SROCE_OP_SEND_MIDDLE);
-	case IB_UVERBS_WR_SEND_WITH_INV:
-		if (first && last)
-			return t | SROCE_OP_SEND_ONLY_INV;
-		return t | (first ? SROCE_OP_SEND_FIRST :
-			    last ? SROCE_OP_SEND_LAST_INV : SROCE_OP_SEND_MIDDLE);
-	default:
-		if (qp->type == IB_QPT_UD)
-			return SROCE_OP_UD | SROCE_OP_SEND_ONLY;
-		if (first && last)
-			return t | SROCE_OP_SEND_ONLY;
-		return t | (first ? SROCE_OP_SEND_FIRST :
-			    last ? SROCE_OP_SEND_LAST : SROCE_OP_SEND_MIDDLE);
-	}
+	return sroce_send_opcode(t, wqe->wr.opcode, first, last);
 }
 
 /* Whether @opcode is a packet the QP's transport service sends. */
@@ -504,7 +474,7 @@ static u32 sroce_req_npsn(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 
 	if (sroce_wr_is_atomic(wqe->wr.opcode))
 		return 1;
-	return max(1U, DIV_ROUND_UP(wqe->length, mtu));
+	return sroce_msg_npkts(wqe->length, mtu);
 }
 
 /* Local operations complete once everything before them has. */

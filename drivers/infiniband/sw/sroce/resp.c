@@ -16,6 +16,8 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 
+#include <sroce/transport.h>
+
 #include "cq.h"
 #include "limits.h"
 #include "mr.h"
@@ -452,9 +454,9 @@ static bool sroce_resp_rc_psn(struct sroce_qp *qp, struct sk_buff *skb,
 			      const struct sroce_bth *bth,
 			      const struct sroce_opcode_info *info, u32 psn)
 {
-	s32 diff = sroce_psn_diff(psn, qp->resp.epsn);
+	enum sroce_psn_class class = sroce_psn_classify(psn, qp->resp.epsn);
 
-	if (diff > 0) {
+	if (class == SROCE_PSN_AHEAD) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_OUT_OF_SEQUENCE);
 		if (!qp->resp.nak_sent) {
 			qp->resp.nak_sent = true;
@@ -464,7 +466,7 @@ static bool sroce_resp_rc_psn(struct sroce_qp *qp, struct sk_buff *skb,
 		}
 		return false;
 	}
-	if (diff < 0) {
+	if (class == SROCE_PSN_DUPLICATE) {
 		sroce_resp_duplicate(qp, skb, bth, info, psn);
 		return false;
 	}

@@ -9,6 +9,8 @@
 
 #include <linux/udp.h>
 
+#include <sroce/transport.h>
+
 #include "compat.h"
 #include "limits.h"
 #include "mr.h"
@@ -335,7 +337,8 @@ bool sroce_resp_rereads(struct sroce_qp *qp,
 	u32 psn = sroce_bth_psn(bth);
 
 	return qp->type == IB_QPT_RC && (info->flags & SROCE_OPF_READ) &&
-	       qp->resp.active_res && sroce_psn_diff(psn, qp->resp.epsn) < 0 &&
+	       qp->resp.active_res &&
+	       sroce_psn_classify(psn, qp->resp.epsn) == SROCE_PSN_DUPLICATE &&
 	       sroce_psn_diff(psn, qp->resp.active_res->last_psn) <= 0;
 }
 

@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_user_rxe.h>
+#include <sroce/transport.h>
 
 #include "limits.h"
 
@@ -20,8 +21,6 @@ struct sroce_ah;
 #define SROCE_RECV_WQE_HDR	sizeof(struct rxe_recv_wqe)
 
 /* User ABI values newer than some supported kernels' headers. */
-#define SROCE_WR_FLUSH		14	/* IB_UVERBS_WR_FLUSH */
-#define SROCE_WR_ATOMIC_WRITE	15	/* IB_UVERBS_WR_ATOMIC_WRITE */
 #define SROCE_WC_FLUSH		8	/* IB_UVERBS_WC_FLUSH */
 #define SROCE_WC_ATOMIC_WRITE	9	/* IB_UVERBS_WC_ATOMIC_WRITE */
 #define SROCE_ATOMIC_WRITE_LEN	8
