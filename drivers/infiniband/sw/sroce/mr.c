@@ -435,32 +435,6 @@ static bool sroce_mr_is_kernel(const struct sroce_mr *mr)
 	return mr->kernel_va || mr->kbufs;
 }
 
-/* What sroce_mr_walk() does with each contiguous piece of a range. */
-enum sroce_mr_op {
-	SROCE_MR_COPY_TO,
-	SROCE_MR_COPY_FROM,
-	SROCE_MR_COPY_SKB,
-	SROCE_MR_ATOMIC,
-};
-
-/**
- * struct sroce_mr_xfer - an access sroce_mr_walk() carries out
- * @op: enum sroce_mr_op
- * @src: SROCE_MR_COPY_TO: the bytes; advances
- * @dst: SROCE_MR_COPY_FROM: where the bytes go; advances
- * @skb: SROCE_MR_COPY_SKB: the packet
- * @skb_off: SROCE_MR_COPY_SKB: offset of the next byte in @skb; advances
- * @atomic: SROCE_MR_ATOMIC: the operation
- */
-struct sroce_mr_xfer {
-	enum sroce_mr_op op;
-	const void *src;
-	void *dst;
-	const struct sk_buff *skb;
-	int skb_off;
-	struct sroce_atomic_op *atomic;
-};
-
 static void sroce_mr_atomic_apply(u64 *p, struct sroce_atomic_op *op)
 {
 	u64 orig = READ_ONCE(*p);
@@ -541,37 +515,19 @@ static int sroce_mr_walk_mapped(struct sroce_mr *mr, u64 iova, u32 len,
  * Carry out @x on @len bytes from @iova. An on-demand region's pages must
  * be mapped; they stay so until the walk is done.
  */
-static int sroce_mr_walk(struct sroce_mr *mr, u64 iova, u32 len, bool write,
+static int sroce_mr_walk(struct sroce_mr *mr, u64 iova, u32 len,
 			 struct sroce_mr_xfer *x, struct sroce_odp_miss *miss)
 {
 	int err;
 
 	if (likely(!mr->odp))
 		return sroce_mr_walk_mapped(mr, iova, len, x);
-	if (!sroce_odp_lock_range(mr, iova, len, write, miss))
+	if (!sroce_odp_lock_range(mr, iova, len, sroce_mr_xfer_writes(x),
+				  miss))
 		return -EAGAIN;
 	err = sroce_mr_walk_mapped(mr, iova, len, x);
 	sroce_odp_unlock(mr);
 	return err;
-}
-
-/**
- * sroce_mr_copy_to() - copy into a region
- * @mr: the region; the range was checked by sroce_mr_get()
- * @iova: destination address
- * @src: the bytes
- * @len: their count
- * @miss: where an on-demand region records pages it needs faulted in
- *
- * Context: any; does not sleep.
- * Return: 0, or -EAGAIN when pages of an on-demand region are not mapped.
- */
-int sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len,
-		     struct sroce_odp_miss *miss)
-{
-	struct sroce_mr_xfer x = { .op = SROCE_MR_COPY_TO, .src = src };
-
-	return sroce_mr_walk(mr, iova, len, true, &x, miss);
 }
 
 /**
@@ -580,17 +536,17 @@ int sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len,
  * @iova: source address
  * @dst: where the bytes go
  * @len: their count
- * @miss: as for sroce_mr_copy_to()
+ * @miss: where an on-demand region records pages it needs faulted in
  *
  * Context: any; does not sleep.
- * Return: as sroce_mr_copy_to().
+ * Return: 0, or -EAGAIN when pages of an on-demand region are not mapped.
  */
 int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
 		       struct sroce_odp_miss *miss)
 {
 	struct sroce_mr_xfer x = { .op = SROCE_MR_COPY_FROM, .dst = dst };
 
-	return sroce_mr_walk(mr, iova, len, false, &x, miss);
+	return sroce_mr_walk(mr, iova, len, &x, miss);
 }
 
 /**
@@ -600,10 +556,10 @@ int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
  * @skb: the packet
  * @offset: offset of the payload in @skb's data
  * @len: bytes to copy
- * @miss: as for sroce_mr_copy_to()
+ * @miss: as for sroce_mr_copy_from()
  *
  * Context: any; does not sleep.
- * Return: 0, -EAGAIN as sroce_mr_copy_to(), or another negative errno when
+ * Return: 0, -EAGAIN as sroce_mr_copy_from(), or another negative errno when
  * @skb is shorter than claimed.
  */
 int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
@@ -615,7 +571,7 @@ int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 		.skb_off = offset,
 	};
 
-	return sroce_mr_walk(mr, iova, len, true, &x, miss);
+	return sroce_mr_walk(mr, iova, len, &x, miss);
 }
 
 /**
@@ -624,17 +580,71 @@ int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
  *	is 8-byte aligned in the region's pages
  * @iova: the address
  * @op: the operation; its @orig is set
- * @miss: as for sroce_mr_copy_to()
+ * @miss: as for sroce_mr_copy_from()
  *
  * Context: any; does not sleep. The caller serializes atomic operations.
- * Return: as sroce_mr_copy_to().
+ * Return: as sroce_mr_copy_from().
  */
 int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, struct sroce_atomic_op *op,
 		    struct sroce_odp_miss *miss)
 {
 	struct sroce_mr_xfer x = { .op = SROCE_MR_ATOMIC, .atomic = op };
 
-	return sroce_mr_walk(mr, iova, sizeof(u64), true, &x, miss);
+	return sroce_mr_walk(mr, iova, sizeof(u64), &x, miss);
+}
+
+/**
+ * sroce_sge_walk() - carry out a transfer over the next bytes of an SGE list
+ * @cur: where in the list the bytes start; advanced past them
+ * @x: what to do with each contiguous piece of registered memory: its
+ *	buffer or packet offset advances with the bytes done
+ * @len: bytes
+ *
+ * Each entry's key is looked up and checked for the range the walk takes
+ * from it: local write rights when @x writes into the memory. The bytes of
+ * entries before one that fails are done: doing them again when the
+ * transfer is retried is harmless.
+ *
+ * Context: any; does not sleep.
+ * Return: 0; -EACCES for a key that is unknown, of another PD, lacks the
+ * rights or does not cover the range; -EMSGSIZE when the list ends first;
+ * -EAGAIN when pages of an on-demand region are not mapped (recorded in
+ * @cur->miss); or, for a packet, a negative errno when it is shorter than
+ * claimed.
+ */
+int sroce_sge_walk(struct sroce_sge_cursor *cur, struct sroce_mr_xfer *x,
+		   u32 len)
+{
+	int access = sroce_mr_xfer_writes(x) ? IB_ACCESS_LOCAL_WRITE : 0;
+
+	while (len) {
+		const struct ib_sge *sge = cur->sge;
+		struct sroce_mr *mr;
+		u64 addr;
+		u32 n;
+		int err;
+
+		if (sge == cur->end)
+			return -EMSGSIZE;
+		if (cur->offset >= sge->length) {
+			cur->offset -= sge->length;
+			cur->sge++;
+			continue;
+		}
+		n = min(len, sge->length - cur->offset);
+		addr = sge->addr + cur->offset;
+		mr = sroce_mr_get(cur->sdev, sge->lkey, cur->pd, access, addr, n,
+				  NULL);
+		if (!mr)
+			return -EACCES;
+		err = sroce_mr_walk(mr, addr, n, x, cur->miss);
+		sroce_mr_put(mr);
+		if (err)
+			return err;
+		cur->offset += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /**
@@ -647,46 +657,24 @@ int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, struct sroce_atomic_op *op,
  * @skb: the packet
  * @skb_off: offset of the payload in @skb's data
  * @len: bytes to place
- * @miss: as for sroce_mr_copy_to()
+ * @miss: as for sroce_mr_copy_from()
  *
- * The bytes of entries before one that returns -EAGAIN are placed: placing
- * them again when the packet is retried is harmless.
- *
- * Return: 0, -EACCES for a key that does not grant local write, -EMSGSIZE
- * when the list is too short, or -EAGAIN when pages of an on-demand region
- * are not mapped.
+ * Return: as sroce_sge_walk().
  */
 int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 			  const struct ib_sge *sge, u32 num_sge, u32 offset,
 			  const struct sk_buff *skb, int skb_off, u32 len,
 			  struct sroce_odp_miss *miss)
 {
-	u32 i;
+	struct sroce_sge_cursor cur;
+	struct sroce_mr_xfer x = {
+		.op = SROCE_MR_COPY_SKB,
+		.skb = skb,
+		.skb_off = skb_off,
+	};
 
-	for (i = 0; i < num_sge && len; i++, sge++) {
-		struct sroce_mr *mr;
-		u32 n;
-		int err;
-
-		if (offset >= sge->length) {
-			offset -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - offset);
-		mr = sroce_mr_get(sdev, sge->lkey, pd, IB_ACCESS_LOCAL_WRITE,
-				  sge->addr + offset, n, NULL);
-		if (!mr)
-			return -EACCES;
-		err = sroce_mr_copy_skb(mr, sge->addr + offset, skb, skb_off, n,
-					miss);
-		sroce_mr_put(mr);
-		if (err)
-			return err;
-		skb_off += n;
-		len -= n;
-		offset = 0;
-	}
-	return len ? -EMSGSIZE : 0;
+	sroce_sge_cursor_init(&cur, sdev, pd, sge, num_sge, offset, miss);
+	return sroce_sge_walk(&cur, &x, len);
 }
 
 /**
@@ -698,37 +686,41 @@ int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
  * @offset: message offset of the first byte
  * @src: the bytes
  * @len: their count
- * @miss: as for sroce_mr_copy_to()
+ * @miss: as for sroce_mr_copy_from()
  *
- * Return: as sroce_sge_scatter_skb().
+ * Return: as sroce_sge_walk().
  */
 int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 		      const struct ib_sge *sge, u32 num_sge, u32 offset,
 		      const void *src, u32 len, struct sroce_odp_miss *miss)
 {
-	u32 i;
+	struct sroce_sge_cursor cur;
+	struct sroce_mr_xfer x = { .op = SROCE_MR_COPY_TO, .src = src };
 
-	for (i = 0; i < num_sge && len; i++, sge++) {
-		struct sroce_mr *mr;
-		u32 n;
-		int err;
+	sroce_sge_cursor_init(&cur, sdev, pd, sge, num_sge, offset, miss);
+	return sroce_sge_walk(&cur, &x, len);
+}
 
-		if (offset >= sge->length) {
-			offset -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - offset);
-		mr = sroce_mr_get(sdev, sge->lkey, pd, IB_ACCESS_LOCAL_WRITE,
-				  sge->addr + offset, n, NULL);
-		if (!mr)
-			return -EACCES;
-		err = sroce_mr_copy_to(mr, sge->addr + offset, src, n, miss);
-		sroce_mr_put(mr);
-		if (err)
-			return err;
-		src += n;
-		len -= n;
-		offset = 0;
-	}
-	return len ? -EMSGSIZE : 0;
+/**
+ * sroce_sge_gather() - copy bytes out of a gather list
+ * @sdev: the device
+ * @pd: the PD the gather list belongs to
+ * @sge: the gather list
+ * @num_sge: its length
+ * @offset: message offset of the first byte
+ * @dst: where the bytes go
+ * @len: their count
+ * @miss: as for sroce_mr_copy_from()
+ *
+ * Return: as sroce_sge_walk().
+ */
+int sroce_sge_gather(struct sroce_dev *sdev, struct ib_pd *pd,
+		     const struct ib_sge *sge, u32 num_sge, u32 offset,
+		     void *dst, u32 len, struct sroce_odp_miss *miss)
+{
+	struct sroce_sge_cursor cur;
+	struct sroce_mr_xfer x = { .op = SROCE_MR_COPY_FROM, .dst = dst };
+
+	sroce_sge_cursor_init(&cur, sdev, pd, sge, num_sge, offset, miss);
+	return sroce_sge_walk(&cur, &x, len);
 }

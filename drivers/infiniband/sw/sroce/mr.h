@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Memory regions (mr.c): keys, access checks, address translation, and
- * copies to and from registered memory.
+ * copies to and from registered memory, directly or through the
+ * scatter/gather lists of work requests.
  */
 #ifndef _SROCE_MR_H
 #define _SROCE_MR_H
@@ -83,12 +84,93 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 			      const struct sroce_qp *remote_qp);
 void sroce_mr_put(struct sroce_mr *mr);
 int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd);
-int sroce_mr_copy_to(struct sroce_mr *mr, u64 iova, const void *src, u32 len,
-		     struct sroce_odp_miss *miss);
 int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
 		       struct sroce_odp_miss *miss);
 int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 		      int offset, u32 len, struct sroce_odp_miss *miss);
+
+/**
+ * enum sroce_mr_op - what a walk over registered memory does with each
+ * contiguous piece of it
+ * @SROCE_MR_COPY_TO: copy bytes from a buffer into the memory
+ * @SROCE_MR_COPY_FROM: copy the memory's bytes out to a buffer
+ * @SROCE_MR_COPY_SKB: copy a packet's payload into the memory
+ * @SROCE_MR_ATOMIC: an atomic operation on 8 bytes (struct sroce_atomic_op)
+ */
+enum sroce_mr_op {
+	SROCE_MR_COPY_TO,
+	SROCE_MR_COPY_FROM,
+	SROCE_MR_COPY_SKB,
+	SROCE_MR_ATOMIC,
+};
+
+struct sroce_atomic_op;
+
+/**
+ * struct sroce_mr_xfer - a transfer between registered memory and a buffer
+ * or packet, carried out piece by contiguous piece
+ * @op: enum sroce_mr_op
+ * @src: SROCE_MR_COPY_TO: the bytes; advances
+ * @dst: SROCE_MR_COPY_FROM: where the bytes go; advances
+ * @skb: SROCE_MR_COPY_SKB: the packet
+ * @skb_off: SROCE_MR_COPY_SKB: offset of the next byte in @skb; advances
+ * @atomic: SROCE_MR_ATOMIC: the operation
+ */
+struct sroce_mr_xfer {
+	enum sroce_mr_op	op;
+	const void		*src;
+	void			*dst;
+	const struct sk_buff	*skb;
+	int			skb_off;
+	struct sroce_atomic_op	*atomic;
+};
+
+/* Whether @x stores into the memory (which needs write rights). */
+static inline bool sroce_mr_xfer_writes(const struct sroce_mr_xfer *x)
+{
+	return x->op != SROCE_MR_COPY_FROM;
+}
+
+/**
+ * struct sroce_sge_cursor - a position in a scatter/gather list
+ * @sdev: the device whose keys the list holds
+ * @pd: the PD the list belongs to
+ * @sge: the entry holding the next byte
+ * @end: one past the list's last entry
+ * @offset: offset of the next byte from the start of @sge; may reach past
+ *	it, the walk then skips entries first
+ * @miss: where an on-demand region records pages it needs faulted in
+ *
+ * sroce_sge_walk() moves it on, so that one walk can go on where the last
+ * one stopped.
+ */
+struct sroce_sge_cursor {
+	struct sroce_dev	*sdev;
+	struct ib_pd		*pd;
+	const struct ib_sge	*sge;
+	const struct ib_sge	*end;
+	u32			offset;
+	struct sroce_odp_miss	*miss;
+};
+
+/* Set @cur at byte @offset of the list of @num_sge entries at @sge. */
+static inline void sroce_sge_cursor_init(struct sroce_sge_cursor *cur,
+					 struct sroce_dev *sdev,
+					 struct ib_pd *pd,
+					 const struct ib_sge *sge, u32 num_sge,
+					 u32 offset,
+					 struct sroce_odp_miss *miss)
+{
+	cur->sdev = sdev;
+	cur->pd = pd;
+	cur->sge = sge;
+	cur->end = sge + num_sge;
+	cur->offset = offset;
+	cur->miss = miss;
+}
+
+int sroce_sge_walk(struct sroce_sge_cursor *cur, struct sroce_mr_xfer *x,
+		   u32 len);
 int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 			  const struct ib_sge *sge, u32 num_sge, u32 offset,
 			  const struct sk_buff *skb, int skb_off, u32 len,
@@ -96,6 +178,9 @@ int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 		      const struct ib_sge *sge, u32 num_sge, u32 offset,
 		      const void *src, u32 len, struct sroce_odp_miss *miss);
+int sroce_sge_gather(struct sroce_dev *sdev, struct ib_pd *pd,
+		     const struct ib_sge *sge, u32 num_sge, u32 offset,
+		     void *dst, u32 len, struct sroce_odp_miss *miss);
 
 /**
  * struct sroce_atomic_op - an atomic operation on 8 bytes of a region

@@ -218,45 +218,31 @@ static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 					  const struct sroce_swqe *wqe,
 					  u8 *dst, u32 offset, u32 len)
 {
-	u32 i;
+	bool recorded = !qp->req.miss.mr;
+	int err;
 
 	if (wqe->inline_data) {
 		memcpy(dst, wqe->inline_buf + offset, len);
 		return IB_WC_SUCCESS;
 	}
-	for (i = 0; i < wqe->num_sge && len; i++) {
-		const struct ib_sge *sge = &wqe->sge[i];
-		struct sroce_mr *mr;
-		bool recorded;
-		u32 n;
-		int err;
-
-		if (offset >= sge->length) {
-			offset -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - offset);
-		mr = sroce_mr_get(qp->sdev, sge->lkey, qp->ibqp.pd, 0,
-				  sge->addr + offset, n, NULL);
-		if (!mr)
-			return IB_WC_LOC_PROT_ERR;
-		recorded = !qp->req.miss.mr;
-		err = sroce_mr_copy_from(mr, sge->addr + offset, dst, n,
-					 &qp->req.miss);
-		sroce_mr_put(mr);
-		if (err && !qp->req.nofault)
+	err = sroce_sge_gather(qp->sdev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
+			       offset, dst, len, &qp->req.miss);
+	switch (err) {
+	case 0:
+		return IB_WC_SUCCESS;
+	case -EAGAIN:
+		if (!qp->req.nofault)
 			return IB_WC_GENERAL_ERR;
-		if (err) {
-			/* The fault just failed: no use trying again. */
-			if (recorded)
-				sroce_odp_miss_clear(&qp->req.miss);
-			return IB_WC_LOC_PROT_ERR;
-		}
-		dst += n;
-		len -= n;
-		offset = 0;
+		/* The fault just failed: no use trying again. */
+		if (recorded)
+			sroce_odp_miss_clear(&qp->req.miss);
+		return IB_WC_LOC_PROT_ERR;
+	case -EMSGSIZE:
+		/* Not past the WQE's length, the sum of its SGEs'. */
+		return IB_WC_LOC_LEN_ERR;
+	default:
+		return IB_WC_LOC_PROT_ERR;
 	}
-	return IB_WC_SUCCESS;
 }
 
 /* The opcode of the packet at byte @sent of a SEND or WRITE of @len bytes. */
