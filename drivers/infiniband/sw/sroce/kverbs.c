@@ -41,20 +41,30 @@ static int sroce_kpost_inline(struct sroce_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-static int sroce_kpost_sges(struct sroce_qp *qp, const struct ib_send_wr *wr,
-			    struct rxe_send_wqe *uwqe)
+/* Copy a work request's SGE list into a ring slot; return its bytes. */
+static u64 sroce_kpost_copy_sges(struct rxe_dma_info *dma,
+				 const struct ib_sge *sg_list, int num_sge)
 {
 	u64 len = 0;
 	int i;
 
+	for (i = 0; i < num_sge; i++) {
+		dma->sge[i].addr = sg_list[i].addr;
+		dma->sge[i].length = sg_list[i].length;
+		dma->sge[i].lkey = sg_list[i].lkey;
+		len += sg_list[i].length;
+	}
+	return len;
+}
+
+static int sroce_kpost_sges(struct sroce_qp *qp, const struct ib_send_wr *wr,
+			    struct rxe_send_wqe *uwqe)
+{
+	u64 len;
+
 	if (wr->num_sge < 0 || wr->num_sge > qp->req.max_sge)
 		return -EINVAL;
-	for (i = 0; i < wr->num_sge; i++) {
-		uwqe->dma.sge[i].addr = wr->sg_list[i].addr;
-		uwqe->dma.sge[i].length = wr->sg_list[i].length;
-		uwqe->dma.sge[i].lkey = wr->sg_list[i].lkey;
-		len += wr->sg_list[i].length;
-	}
+	len = sroce_kpost_copy_sges(&uwqe->dma, wr->sg_list, wr->num_sge);
 	if (len > SROCE_MAX_MSG_SIZE)
 		return -EINVAL;
 	uwqe->dma.num_sge = wr->num_sge;
@@ -188,11 +198,10 @@ static int sroce_kpost_recv_ring(struct sroce_queue *q, u32 max_sge,
 				 const struct ib_recv_wr **bad_wr)
 {
 	u32 prod = sroce_queue_load_producer(q);
-	int i;
 
 	for (; wr; wr = wr->next) {
 		struct rxe_recv_wqe *uwqe;
-		u64 len = 0;
+		u64 len;
 
 		if (wr->num_sge < 0 || wr->num_sge > max_sge) {
 			*bad_wr = wr;
@@ -204,12 +213,8 @@ static int sroce_kpost_recv_ring(struct sroce_queue *q, u32 max_sge,
 		}
 		uwqe = sroce_queue_slot(q, prod);
 		uwqe->wr_id = wr->wr_id;
-		for (i = 0; i < wr->num_sge; i++) {
-			uwqe->dma.sge[i].addr = wr->sg_list[i].addr;
-			uwqe->dma.sge[i].length = wr->sg_list[i].length;
-			uwqe->dma.sge[i].lkey = wr->sg_list[i].lkey;
-			len += wr->sg_list[i].length;
-		}
+		len = sroce_kpost_copy_sges(&uwqe->dma, wr->sg_list,
+					    wr->num_sge);
 		uwqe->dma.num_sge = wr->num_sge;
 		uwqe->dma.length = min_t(u64, len, SROCE_MAX_MSG_SIZE);
 		prod = sroce_queue_next(q, prod);

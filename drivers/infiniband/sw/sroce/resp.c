@@ -324,43 +324,20 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 	const struct sroce_reth *reth = sroce_resp_hdr(skb, info,
 						       SROCE_HDR_RETH);
 	u64 va = be64_to_cpu(reth->va);
-	struct sroce_mr *mr;
-	struct sroce_atomic_op op = {};
-	u64 val;
-	int err;
+	struct sroce_atomic_op op = { .opcode = SROCE_OP_ATOMIC_WRITE };
 
 	if (!(qp->access_flags & IB_ACCESS_REMOTE_WRITE) ||
 	    payload != SROCE_ATOMIC_WRITE_LEN ||
 	    be32_to_cpu(reth->len) != SROCE_ATOMIC_WRITE_LEN ||
-	    (va & (SROCE_ATOMIC_WRITE_LEN - 1))) {
+	    (va & (SROCE_ATOMIC_WRITE_LEN - 1)) ||
+	    skb_copy_bits(skb, sroce_resp_payload_off(info), &op.val,
+			  sizeof(op.val))) {
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
 	}
-	mr = sroce_mr_get(qp->sdev, be32_to_cpu(reth->rkey), qp->ibqp.pd,
-			  IB_ACCESS_REMOTE_WRITE, va, SROCE_ATOMIC_WRITE_LEN,
-			  qp);
-	if (!mr) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+	if (!sroce_resp_atomic_exec(qp, skb, psn, be32_to_cpu(reth->rkey),
+				    IB_ACCESS_REMOTE_WRITE, va, &op))
 		return;
-	}
-	if ((va - mr->iova + mr->offset) & (SROCE_ATOMIC_WRITE_LEN - 1) ||
-	    skb_copy_bits(skb, sroce_resp_payload_off(info), &val,
-			  sizeof(val))) {
-		sroce_mr_put(mr);
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
-		return;
-	}
-	op.opcode = SROCE_OP_ATOMIC_WRITE;
-	op.val = val;
-	spin_lock(&qp->sdev->atomic_lock);
-	err = sroce_mr_atomic(mr, va, &op, &qp->resp.miss);
-	spin_unlock(&qp->sdev->atomic_lock);
-	sroce_mr_put(mr);
-	if (err) {
-		if (!sroce_resp_defer(qp, skb))
-			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
-		return;
-	}
 	qp->resp.epsn = sroce_psn_add(psn, 1);
 	qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 }

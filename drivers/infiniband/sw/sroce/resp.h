@@ -17,6 +17,7 @@
 #include "queue.h"
 #include "wqe.h"
 
+struct sroce_atomic_op;
 struct sroce_mr;
 struct sroce_qp;
 struct sroce_srq;
@@ -138,6 +139,9 @@ void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
 void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
 		      const struct sroce_opcode_info *info, u32 psn,
 		      bool duplicate);
+bool sroce_resp_atomic_exec(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
+			    u32 rkey, int access, u64 va,
+			    struct sroce_atomic_op *op);
 void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 		       const struct sroce_bth *bth,
 		       const struct sroce_opcode_info *info, u32 psn);

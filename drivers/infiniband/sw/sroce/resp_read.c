@@ -232,6 +232,50 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
 }
 
+/**
+ * sroce_resp_atomic_exec() - carry out the atomic operation of a request
+ * @qp: the QP; resp.lock held
+ * @skb: the request
+ * @psn: its PSN
+ * @rkey: the key of the target, untrusted
+ * @access: IB_ACCESS_* rights the operation needs
+ * @va: the target address, 8-byte aligned
+ * @op: the operation; its orig is set
+ *
+ * The region's mapping must keep the 8 bytes within a page. The device's
+ * atomic lock orders the operation with those of every other QP.
+ *
+ * Return: true when it is done; false when the request waits for a page
+ * fault, or when the responder failed (the NAK is sent).
+ */
+bool sroce_resp_atomic_exec(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
+			    u32 rkey, int access, u64 va,
+			    struct sroce_atomic_op *op)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_mr_get(qp->sdev, rkey, qp->ibqp.pd, access, va, sizeof(u64),
+			  qp);
+	if (!mr) {
+		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+		return false;
+	}
+	if ((va - mr->iova + mr->offset) & (sizeof(u64) - 1)) {
+		/* The region's mapping would split the target across pages. */
+		sroce_mr_put(mr);
+		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		return false;
+	}
+	spin_lock(&qp->sdev->atomic_lock);
+	err = sroce_mr_atomic(mr, va, op, &qp->resp.miss);
+	spin_unlock(&qp->sdev->atomic_lock);
+	sroce_mr_put(mr);
+	if (err && !sroce_resp_defer(qp, skb))
+		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+	return !err;
+}
+
 void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 		       const struct sroce_bth *bth,
 		       const struct sroce_opcode_info *info, u32 psn)
@@ -240,41 +284,21 @@ void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 							SROCE_HDR_ATMETH);
 	u64 va = be64_to_cpu(atm->va);
 	struct sroce_rd_res *res;
-	struct sroce_mr *mr;
-	struct sroce_atomic_op op = {};
+	struct sroce_atomic_op op = {
+		.opcode = bth->opcode,
+		.cmp = be64_to_cpu(atm->cmp),
+		.val = be64_to_cpu(atm->swap_add),
+	};
 	u64 orig;
-	int err;
 
 	if (!(qp->access_flags & IB_ACCESS_REMOTE_ATOMIC) ||
 	    (va & (sizeof(u64) - 1))) {
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
 	}
-	mr = sroce_mr_get(qp->sdev, be32_to_cpu(atm->rkey), qp->ibqp.pd,
-			  IB_ACCESS_REMOTE_ATOMIC, va, sizeof(u64), qp);
-	if (!mr) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+	if (!sroce_resp_atomic_exec(qp, skb, psn, be32_to_cpu(atm->rkey),
+				    IB_ACCESS_REMOTE_ATOMIC, va, &op))
 		return;
-	}
-	if ((va - mr->iova + mr->offset) & (sizeof(u64) - 1)) {
-		/* The region's mapping would split the target across pages. */
-		sroce_mr_put(mr);
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
-		return;
-	}
-
-	op.opcode = bth->opcode;
-	op.cmp = be64_to_cpu(atm->cmp);
-	op.val = be64_to_cpu(atm->swap_add);
-	spin_lock(&qp->sdev->atomic_lock);
-	err = sroce_mr_atomic(mr, va, &op, &qp->resp.miss);
-	spin_unlock(&qp->sdev->atomic_lock);
-	sroce_mr_put(mr);
-	if (err) {
-		if (!sroce_resp_defer(qp, skb))
-			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
-		return;
-	}
 	orig = op.orig;
 
 	/* Kept so that a duplicate request gets the same answer. */

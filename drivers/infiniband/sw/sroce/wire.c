@@ -32,13 +32,15 @@
 #define IMMDT	BIT(SROCE_HDR_IMMDT)
 #define IETH	BIT(SROCE_HDR_IETH)
 
-#define OP(_opcode, _name, _qpts, _flags, _hdrs)			\
-	[_opcode] = {							\
+#define OPINFO(_name, _qpts, _flags, _hdrs)				\
+	{								\
 		.name = _name,						\
 		.flags = _flags,					\
 		.hdrs = _hdrs,						\
 		.qpts = _qpts,						\
 	}
+#define OP(_opcode, _name, _qpts, _flags, _hdrs)			\
+	[_opcode] = OPINFO(_name, _qpts, _flags, _hdrs)
 
 #define F_REQ		SROCE_OPF_REQ
 #define F_RESP		SROCE_OPF_RESP
@@ -58,26 +60,53 @@
 #define UD		SROCE_QPT_UD
 
 /*
+ * The SEND and RDMA WRITE opcodes, alike in RC and UC: the transport @_t
+ * (RC or UC) gives the opcode's upper bits and the name's prefix.
+ */
+#define SEND_WRITE_OPS(_t)						\
+	[SROCE_OP_##_t | SROCE_OP_SEND_FIRST] =				\
+		OPINFO(#_t "_SEND_FIRST", SROCE_QPT_##_t,		\
+		       F_SEND | F_FIRST, 0),				\
+	[SROCE_OP_##_t | SROCE_OP_SEND_MIDDLE] =			\
+		OPINFO(#_t "_SEND_MIDDLE", SROCE_QPT_##_t,		\
+		       F_SEND | F_MIDDLE, 0),				\
+	[SROCE_OP_##_t | SROCE_OP_SEND_LAST] =				\
+		OPINFO(#_t "_SEND_LAST", SROCE_QPT_##_t,		\
+		       F_SEND | F_LAST, 0),				\
+	[SROCE_OP_##_t | SROCE_OP_SEND_LAST_IMM] =			\
+		OPINFO(#_t "_SEND_LAST_WITH_IMMEDIATE", SROCE_QPT_##_t,	\
+		       F_SEND | F_LAST | F_IMM, IMMDT),			\
+	[SROCE_OP_##_t | SROCE_OP_SEND_ONLY] =				\
+		OPINFO(#_t "_SEND_ONLY", SROCE_QPT_##_t,		\
+		       F_SEND | F_ONLY, 0),				\
+	[SROCE_OP_##_t | SROCE_OP_SEND_ONLY_IMM] =			\
+		OPINFO(#_t "_SEND_ONLY_WITH_IMMEDIATE", SROCE_QPT_##_t,	\
+		       F_SEND | F_ONLY | F_IMM, IMMDT),			\
+	[SROCE_OP_##_t | SROCE_OP_WRITE_FIRST] =			\
+		OPINFO(#_t "_RDMA_WRITE_FIRST", SROCE_QPT_##_t,		\
+		       F_WRITE | F_FIRST, RETH),			\
+	[SROCE_OP_##_t | SROCE_OP_WRITE_MIDDLE] =			\
+		OPINFO(#_t "_RDMA_WRITE_MIDDLE", SROCE_QPT_##_t,	\
+		       F_WRITE | F_MIDDLE, 0),				\
+	[SROCE_OP_##_t | SROCE_OP_WRITE_LAST] =				\
+		OPINFO(#_t "_RDMA_WRITE_LAST", SROCE_QPT_##_t,		\
+		       F_WRITE | F_LAST, 0),				\
+	[SROCE_OP_##_t | SROCE_OP_WRITE_LAST_IMM] =			\
+		OPINFO(#_t "_RDMA_WRITE_LAST_WITH_IMMEDIATE", SROCE_QPT_##_t, \
+		       F_WRITE | F_LAST | F_IMM, IMMDT),		\
+	[SROCE_OP_##_t | SROCE_OP_WRITE_ONLY] =				\
+		OPINFO(#_t "_RDMA_WRITE_ONLY", SROCE_QPT_##_t,		\
+		       F_WRITE | F_ONLY, RETH),				\
+	[SROCE_OP_##_t | SROCE_OP_WRITE_ONLY_IMM] =			\
+		OPINFO(#_t "_RDMA_WRITE_ONLY_WITH_IMMEDIATE", SROCE_QPT_##_t, \
+		       F_WRITE | F_ONLY | F_IMM, RETH | IMMDT)
+
+/*
  * The name, class, headers and QP types of each opcode; sroce_wire_init()
  * derives the header offsets from the header set.
  */
 struct sroce_opcode_info sroce_opcodes[256] __ro_after_init = {
-	OP(0x00, "RC_SEND_FIRST", RC, F_SEND | F_FIRST, 0),
-	OP(0x01, "RC_SEND_MIDDLE", RC, F_SEND | F_MIDDLE, 0),
-	OP(0x02, "RC_SEND_LAST", RC, F_SEND | F_LAST, 0),
-	OP(0x03, "RC_SEND_LAST_WITH_IMMEDIATE", RC, F_SEND | F_LAST | F_IMM,
-	   IMMDT),
-	OP(0x04, "RC_SEND_ONLY", RC, F_SEND | F_ONLY, 0),
-	OP(0x05, "RC_SEND_ONLY_WITH_IMMEDIATE", RC, F_SEND | F_ONLY | F_IMM,
-	   IMMDT),
-	OP(0x06, "RC_RDMA_WRITE_FIRST", RC, F_WRITE | F_FIRST, RETH),
-	OP(0x07, "RC_RDMA_WRITE_MIDDLE", RC, F_WRITE | F_MIDDLE, 0),
-	OP(0x08, "RC_RDMA_WRITE_LAST", RC, F_WRITE | F_LAST, 0),
-	OP(0x09, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE", RC,
-	   F_WRITE | F_LAST | F_IMM, IMMDT),
-	OP(0x0a, "RC_RDMA_WRITE_ONLY", RC, F_WRITE | F_ONLY, RETH),
-	OP(0x0b, "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", RC,
-	   F_WRITE | F_ONLY | F_IMM, RETH | IMMDT),
+	SEND_WRITE_OPS(RC),
 	OP(0x0c, "RC_RDMA_READ_REQUEST", RC, SROCE_OPF_READ | F_REQ | F_ONLY,
 	   RETH),
 	OP(0x0d, "RC_RDMA_READ_RESPONSE_FIRST", RC, F_READ_RESP | F_FIRST,
@@ -98,22 +127,7 @@ struct sroce_opcode_info sroce_opcodes[256] __ro_after_init = {
 	OP(0x1d, "RC_ATOMIC_WRITE", RC,
 	   SROCE_OPF_ATOMIC_WRITE | F_REQ | F_PAYLOAD | F_ONLY, RETH),
 
-	OP(0x20, "UC_SEND_FIRST", UC, F_SEND | F_FIRST, 0),
-	OP(0x21, "UC_SEND_MIDDLE", UC, F_SEND | F_MIDDLE, 0),
-	OP(0x22, "UC_SEND_LAST", UC, F_SEND | F_LAST, 0),
-	OP(0x23, "UC_SEND_LAST_WITH_IMMEDIATE", UC, F_SEND | F_LAST | F_IMM,
-	   IMMDT),
-	OP(0x24, "UC_SEND_ONLY", UC, F_SEND | F_ONLY, 0),
-	OP(0x25, "UC_SEND_ONLY_WITH_IMMEDIATE", UC, F_SEND | F_ONLY | F_IMM,
-	   IMMDT),
-	OP(0x26, "UC_RDMA_WRITE_FIRST", UC, F_WRITE | F_FIRST, RETH),
-	OP(0x27, "UC_RDMA_WRITE_MIDDLE", UC, F_WRITE | F_MIDDLE, 0),
-	OP(0x28, "UC_RDMA_WRITE_LAST", UC, F_WRITE | F_LAST, 0),
-	OP(0x29, "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE", UC,
-	   F_WRITE | F_LAST | F_IMM, IMMDT),
-	OP(0x2a, "UC_RDMA_WRITE_ONLY", UC, F_WRITE | F_ONLY, RETH),
-	OP(0x2b, "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", UC,
-	   F_WRITE | F_ONLY | F_IMM, RETH | IMMDT),
+	SEND_WRITE_OPS(UC),
 
 	OP(0x64, "UD_SEND_ONLY", UD, F_SEND | F_ONLY, DETH),
 	OP(0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", UD, F_SEND | F_ONLY | F_IMM,
