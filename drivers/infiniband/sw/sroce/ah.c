@@ -109,7 +109,8 @@ int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 		 */
 		if (!refcount_dec_and_test(&ah->ref)) {
 			if (!(flags & RDMA_DESTROY_AH_SLEEPABLE)) {
-				pr_warn_ratelimited("AH destroyed with work requests outstanding\n");
+				ibdev_warn_ratelimited(ibah->device,
+						       "AH destroyed with work requests outstanding\n");
 				return -EBUSY;
 			}
 			wait_for_completion(&ah->released);

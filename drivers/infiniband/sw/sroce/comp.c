@@ -69,7 +69,7 @@ static void sroce_comp_post(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 		wc.byte_len = wqe->length;
 		if (wqe->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ||
 		    wqe->wr.opcode == IB_UVERBS_WR_SEND_WITH_IMM)
-			wc.wc_flags = IB_WC_WITH_IMM;
+			wc.wc_flags = SROCE_UWC_WITH_IMM;
 	}
 	sroce_cq_post(qp->scq, &wc, false, 0);
 }

@@ -25,9 +25,6 @@ struct sroce_cqe {
 	u8			net_type;
 };
 
-/* User space reads the flag values of libibverbs, not the kernel's. */
-#define SROCE_UWC_WITH_INV	8
-
 static int sroce_cq_check_size(int cqe)
 {
 	return cqe < 1 || cqe > SROCE_MAX_CQE ? -EINVAL : 0;
@@ -117,7 +114,8 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (udata) {
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
-			pr_warn_ratelimited("resize_cq: response not delivered\n");
+			ibdev_warn_ratelimited(ibcq->device,
+					       "resize_cq: response not delivered\n");
 	}
 	sroce_queue_free(&old);
 	return err;
@@ -234,7 +232,10 @@ static void sroce_cqe_to_wc(struct sroce_dev *sdev, const struct sroce_cqe *cqe,
 	wc->src_qp = uwc->src_qp;
 	wc->pkey_index = uwc->pkey_index;
 	wc->port_num = uwc->port_num;
-	wc->wc_flags = uwc->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM);
+	if (uwc->wc_flags & SROCE_UWC_GRH)
+		wc->wc_flags |= IB_WC_GRH;
+	if (uwc->wc_flags & SROCE_UWC_WITH_IMM)
+		wc->wc_flags |= IB_WC_WITH_IMM;
 	if (uwc->wc_flags & SROCE_UWC_WITH_INV)
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	if (cqe->net_type) {

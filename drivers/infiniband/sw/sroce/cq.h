@@ -11,6 +11,14 @@
 #include "compat.h"
 #include "queue.h"
 
+/*
+ * The wc_flags of the CQEs user space reads: libibverbs' values, which are
+ * not all the kernel's IB_WC_* ones.
+ */
+#define SROCE_UWC_GRH		BIT(0)	/* IBV_WC_GRH */
+#define SROCE_UWC_WITH_IMM	BIT(1)	/* IBV_WC_WITH_IMM */
+#define SROCE_UWC_WITH_INV	BIT(3)	/* IBV_WC_WITH_INV */
+
 /**
  * struct sroce_cq - a completion queue
  * @ibcq: the RDMA core's CQ

@@ -248,8 +248,8 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	sdev = sroce_dev_find_locked(ndev);
 	spin_unlock(&sroce_devices_lock);
 	if (sdev) {
-		pr_warn_ratelimited("%s already has device %s\n", ndev->name,
-				    dev_name(&sdev->ibdev.dev));
+		ibdev_warn_ratelimited(&sdev->ibdev, "already attached to %s\n",
+				       ndev->name);
 		return -EEXIST;
 	}
 
@@ -296,7 +296,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	sroce_port_event(sdev);
 	rtnl_unlock();
 
-	dev_info(&sdev->ibdev.dev, "attached to %s\n", ndev->name);
+	ibdev_info(&sdev->ibdev, "attached to %s\n", ndev->name);
 	return 0;
 
 err_net_put:

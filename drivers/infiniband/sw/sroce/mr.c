@@ -66,7 +66,8 @@ static int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr,
 	if (err < 0)
 		return err == -EBUSY ? -ENOMEM : err;
 	mr->index = index;
-	mr->ibmr.lkey = index << 8 | (atomic_inc_return(&sdev->key_gen) & 0xff);
+	mr->ibmr.lkey = sroce_key_make(index,
+				       atomic_inc_return(&sdev->key_gen));
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	WRITE_ONCE(mr->valid, valid);
 	return 0;
@@ -259,7 +260,7 @@ int sroce_mr_fast_reg(struct ib_pd *pd, struct ib_mr *ibmr, u32 key,
 	struct sroce_mr *mr = to_smr(ibmr);
 
 	if (!mr->kbufs || ibmr->pd != pd || READ_ONCE(mr->valid) ||
-	    key >> 8 != mr->index || (access & ~SROCE_MR_SUPPORTED_ACCESS))
+	    sroce_key_index(key) != mr->index || (access & ~SROCE_MR_SUPPORTED_ACCESS))
 		return -EINVAL;
 	mr->access = access;
 	mr->iova = ibmr->iova;
@@ -314,7 +315,7 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 	void *entry;
 
 	rcu_read_lock();
-	entry = xa_load(&sdev->mrs, key >> 8);
+	entry = xa_load(&sdev->mrs, sroce_key_index(key));
 	if (xa_pointer_tag(entry) == SROCE_KEY_MW) {
 		mr = remote_qp ? sroce_mw_get_mr(xa_untag_pointer(entry), key,
 						 remote_qp, access, iova,
@@ -364,7 +365,7 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd)
 	int err;
 
 	rcu_read_lock();
-	entry = xa_load(&sdev->mrs, key >> 8);
+	entry = xa_load(&sdev->mrs, sroce_key_index(key));
 	if (xa_pointer_tag(entry) == SROCE_KEY_MW) {
 		err = sroce_mw_invalidate(xa_untag_pointer(entry), key, pd);
 		rcu_read_unlock();
@@ -376,7 +377,7 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd)
 	if (!mr) {
 		/* An iova of 0 may be out of bounds: look the key up again. */
 		rcu_read_lock();
-		mr = xa_load(&sdev->mrs, key >> 8);
+		mr = xa_load(&sdev->mrs, sroce_key_index(key));
 		if (xa_pointer_tag(mr))
 			mr = NULL;
 		if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||

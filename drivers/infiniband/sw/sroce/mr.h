@@ -19,6 +19,25 @@ struct sroce_dev;
 struct sroce_odp_miss;
 struct sroce_qp;
 
+/*
+ * A key, lkey or rkey, is the index of its region or window in the device's
+ * table in its upper 24 bits, and a variable byte in its lower 8: a
+ * generation that a stale key of a freed index does not match, or for a
+ * window the byte its consumer picks at each bind.
+ */
+#define SROCE_KEY_INDEX_SHIFT	8
+#define SROCE_KEY_VAR_MASK	0xffU
+
+static inline u32 sroce_key_index(u32 key)
+{
+	return key >> SROCE_KEY_INDEX_SHIFT;
+}
+
+static inline u32 sroce_key_make(u32 index, u32 var)
+{
+	return index << SROCE_KEY_INDEX_SHIFT | (var & SROCE_KEY_VAR_MASK);
+}
+
 /* A length for sroce_mr_get(): the whole region or window, any address. */
 #define SROCE_LEN_WHOLE		U64_MAX
 

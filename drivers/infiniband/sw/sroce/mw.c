@@ -38,7 +38,7 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	if (err < 0)
 		return err == -EBUSY ? -ENOMEM : err;
 	mw->index = index;
-	ibmw->rkey = index << 8 | (atomic_inc_return(&sdev->key_gen) & 0xff);
+	ibmw->rkey = sroce_key_make(index, atomic_inc_return(&sdev->key_gen));
 	return 0;
 }
 
@@ -68,7 +68,7 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 
 static struct sroce_mw *sroce_mw_lookup(struct sroce_dev *sdev, u32 rkey)
 {
-	void *entry = xa_load(&sdev->mrs, rkey >> 8);
+	void *entry = xa_load(&sdev->mrs, sroce_key_index(rkey));
 
 	if (xa_pointer_tag(entry) != SROCE_KEY_MW)
 		return NULL;
@@ -137,7 +137,7 @@ int sroce_mw_bind(struct sroce_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
 	    (mw->state != SROCE_MW_FREE || !len))
 		goto out_unlock;
 	sroce_mw_unbind(mw);
-	mw->ibmw.rkey = (mw_rkey & ~0xffU) | (new_rkey & 0xff);
+	mw->ibmw.rkey = sroce_key_make(sroce_key_index(mw_rkey), new_rkey);
 	if (mr) {
 		atomic_inc(&mr->bound_mws);
 		mw->mr = mr;

@@ -187,10 +187,10 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	want = sroce_icrc_check(skb, ipv6, &icrc);
 	if (want) {
 		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_ICRC);
-		dev_warn_ratelimited(&sdev->ibdev.dev,
-				     "bad ICRC %08x (expected %08x): %s over %s, %u bytes, dropped\n",
-				     le32_to_cpu(icrc), want, info->name,
-				     ipv6 ? "IPv6" : "IPv4", skb->len);
+		ibdev_warn_ratelimited(&sdev->ibdev,
+				       "bad ICRC %08x (expected %08x): %s over %s, %u bytes, dropped\n",
+				       le32_to_cpu(icrc), want, info->name,
+				       ipv6 ? "IPv6" : "IPv4", skb->len);
 		goto drop;
 	}
 

@@ -244,9 +244,9 @@ int sroce_odp_fault(struct sroce_odp_miss *miss)
 		ret = sroce_odp_map(mr, miss->iova, len, miss->write);
 	if (ret < 0) {
 		sroce_stat_inc(sdev, SROCE_STAT_ODP_FAULT_ERR);
-		pr_warn_ratelimited("%s: page fault of %u bytes at %#llx failed: %d\n",
-				    dev_name(&mr->ibmr.device->dev), miss->len,
-				    miss->iova, ret);
+		ibdev_warn_ratelimited(&sdev->ibdev,
+				       "page fault of %u bytes at %#llx failed: %d\n",
+				       miss->len, miss->iova, ret);
 	}
 	sroce_odp_miss_clear(miss);
 	return ret;

@@ -14,6 +14,8 @@
 
 /* Slots are at least a cache line, so no two of them share one. */
 #define SROCE_MIN_ELEM_SIZE	64
+/* Slots a ring may have at most, so that its indices stay small. */
+#define SROCE_QUEUE_MAX_ENTRIES	BIT(24)
 
 /**
  * sroce_queue_init() - allocate a ring
@@ -34,7 +36,7 @@ int sroce_queue_init(struct sroce_queue *q, struct ib_udata *udata,
 	u32 slots;
 	int err;
 
-	if (!entries || entries >= (1U << 24))
+	if (!entries || entries >= SROCE_QUEUE_MAX_ENTRIES)
 		return -EINVAL;
 	slots = roundup_pow_of_two(entries + 1);
 	elem_size = roundup_pow_of_two(max_t(size_t, elem_size,

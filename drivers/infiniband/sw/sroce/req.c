@@ -32,6 +32,8 @@
 #define SROCE_ACKREQ_INTERVAL	16
 /* Packets one call sends before leaving the rest to the work item. */
 #define SROCE_REQ_BUDGET	256
+/* A UD work request's Q_Key with this bit set means "use the QP's". */
+#define SROCE_QKEY_USE_QP	BIT(31)
 
 /* User opcodes (IB_UVERBS_WR_*) each QP type accepts from the ring. */
 #define WR(op)			BIT(IB_UVERBS_WR_##op)
@@ -311,8 +313,7 @@ static void sroce_req_fill_ext(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (info->hdrs & BIT(SROCE_HDR_DETH)) {
 		u32 qkey = wqe->wr.wr.ud.remote_qkey;
 
-		/* A Q_Key with the high bit set means "use the QP's". */
-		if (qkey & BIT(31))
+		if (qkey & SROCE_QKEY_USE_QP)
 			qkey = qp->qkey;
 		sroce_deth_pack(sroce_pkt_hdr(pkt, SROCE_HDR_DETH), qkey,
 				qp->ibqp.qp_num);

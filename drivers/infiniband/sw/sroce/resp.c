@@ -216,7 +216,7 @@ static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_resp_hdr(skb, info, SROCE_HDR_IMMDT);
 
 		wc.ex.imm_data = imm->imm;
-		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.wc_flags |= SROCE_UWC_WITH_IMM;
 	}
 	if (info->hdrs & BIT(SROCE_HDR_IETH)) {
 		const struct sroce_ieth *ieth =
@@ -229,8 +229,7 @@ static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
 			return;
 		}
 		wc.ex.invalidate_rkey = rkey;
-		/* libibverbs' IBV_WC_WITH_INV. */
-		wc.wc_flags |= 8;
+		wc.wc_flags |= SROCE_UWC_WITH_INV;
 	}
 	qp->resp.rwqe_valid = false;
 	qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
@@ -513,13 +512,13 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	wc.opcode = IB_WC_RECV;
 	wc.byte_len = payload + SROCE_GRH_LEN;
 	wc.src_qp = sroce_deth_sqpn(deth);
-	wc.wc_flags = IB_WC_GRH;
+	wc.wc_flags = SROCE_UWC_GRH;
 	if (info->hdrs & BIT(SROCE_HDR_IMMDT)) {
 		const struct sroce_immdt *imm =
 			sroce_resp_hdr(skb, info, SROCE_HDR_IMMDT);
 
 		wc.ex.imm_data = imm->imm;
-		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.wc_flags |= SROCE_UWC_WITH_IMM;
 	}
 	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE,
 			    ip_hdr(skb)->version == 4 ? RDMA_NETWORK_IPV4 :
