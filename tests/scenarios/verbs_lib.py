@@ -19,15 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 import types
-
-import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
-from pyverbs.cq import CQ
-from pyverbs.device import Context
-from pyverbs.pd import PD
-from pyverbs.qp import QPAttr
 
 SUITE = "/usr/share/doc/rdma-core/tests"
 # A completion rdma-core's poll helpers wait for, in seconds: room for a
@@ -144,49 +136,3 @@ def poll_wc(cq):
         return u._poll_cq(cq)[0]  # pylint: disable=protected-access
     except PyverbsError:
         return None
-
-
-# The hand-rolled helpers of the tools not yet on rdma-core's classes.
-
-def rc_rts_attr(dgid, gidx, dest_qpn, access=0):
-    """Attributes taking an RC or UC QP to RTS towards QP dest_qpn at
-    dgid, through GID index gidx, both PSNs 0, MTU 1024."""
-    attr = QPAttr(port_num=1)
-    attr.path_mtu = e.IBV_MTU_1024
-    attr.dest_qp_num = dest_qpn
-    attr.rq_psn = 0
-    attr.sq_psn = 0
-    attr.max_dest_rd_atomic = 1
-    attr.max_rd_atomic = 1
-    attr.min_rnr_timer = 12
-    attr.timeout = 14
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.qp_access_flags = access
-    gr = GlobalRoute(dgid=dgid, sgid_index=gidx, hop_limit=64)
-    attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
-    return attr
-
-
-def poll_one(cq, limit=30.0):
-    """The next completion on cq, or None after limit seconds."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        n, wcs = cq.poll()
-        if n:
-            return wcs[0]
-        time.sleep(0.0002)
-    return None
-
-
-class Loopback:
-    """One device whose QPs send to its own GID: the context, the GID, a
-    PD, a send CQ and a receive CQ."""
-
-    def __init__(self, dev, gidx):
-        self.ctx = Context(name=dev)
-        self.gidx = gidx
-        self.gid = self.ctx.query_gid(1, gidx)
-        self.pd = PD(self.ctx)
-        self.scq = CQ(self.ctx, 256)
-        self.rcq = CQ(self.ctx, 256)
