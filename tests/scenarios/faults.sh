@@ -7,7 +7,7 @@
 #   rnr:       a SEND to a QP without receive buffers must end in "RNR retry
 #              counter exceeded" after rnr_retry + 1 RNR NAKs, and succeed
 #              once the receiver posts a buffer while the sender retries
-#              (faults_rnr.py)
+#              (faults_rnr.py: rdma-core's RC test resources on both VMs)
 #   retry:     the peer vanishes during ibv_rc_pingpong (VM b drops every
 #              UDP 4791 packet it receives, so no request of VM a is ever
 #              acknowledged again): the client's WQE must complete with

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Receiver-not-ready cases for faults.sh: one RC SEND towards a peer that
-has posted no receive buffer. Runs on both ends (pyverbs), the server is
-the receiver; the two exchange QP numbers, PSNs and GIDs over TCP.
+has posted no receive buffer. Runs on both ends, each end rdma-core's RC
+test resources (tests.base.RCResources) with the peer's GID for a route;
+the server is the receiver; the two exchange QP numbers, PSNs and GIDs
+over TCP.
 
   faults_rnr.py -d DEV -g GIDX -p PORT MODE             (receiver)
   faults_rnr.py -d DEV -g GIDX -p PORT MODE SERVER      (sender)
@@ -18,7 +20,6 @@ MODE recover: the receiver posts its buffer a second after the SEND was
 Prints what happened; exit status 0 when the outcome is the expected one.
 """
 
-import argparse
 import json
 import socket
 import sys
@@ -26,80 +27,68 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.addr import AHAttr, GID, GlobalRoute
-from pyverbs.cq import CQ
-from pyverbs.device import Context
-from pyverbs.mr import MR
-from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from pyverbs.wr import RecvWR, SGE, SendWR
+from pyverbs.wr import SGE, SendWR
+
+from verbs_lib import differs, pattern, poll_wc, tool_args
+# verbs_lib made rdma-core's test package importable.
+from tests.base import (MAX_DEST_RD_ATOMIC, MAX_RD_ATOMIC, PATH_MTU,
+                        RCResources, set_rnr_attributes)
+import tests.utils as u
 
 MSG_SIZE = 4096
 RNR_RETRY = 2
 # RNR NAK timer codes (IBTA table 45): 1 is 0.01 ms, 14 is 1.28 ms.
 MIN_RNR_EXCEED = 1
 MIN_RNR_RECOVER = 14
-POLL_LIMIT = 30.0
 
 
-def pattern(seed):
-    return bytes((seed * 31 + i * 7 + (i >> 8)) & 0xff for i in range(MSG_SIZE))
+class Side(RCResources):
+    """rdma-core's RC resources (one QP, a region of MSG_SIZE bytes)
+    connected to a QP on another host: rdma-core's attributes, but the
+    peer's GID instead of rdma-core's loopback route, and this case's
+    RNR NAK timer and RNR retry count."""
 
-
-class Side:
     def __init__(self, dev, gidx):
-        self.ctx = Context(name=dev)
-        self.gidx = gidx
-        self.pd = PD(self.ctx)
-        self.cq = CQ(self.ctx, 8)
-        self.mr = MR(self.pd, MSG_SIZE, e.IBV_ACCESS_LOCAL_WRITE)
-        cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1,
-                    max_recv_sge=1)
-        init = QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq,
-                          cap=cap, sq_sig_all=1)
-        self.qp = QP(self.pd, init, QPAttr(port_num=1))
-        self.psn = int(time.time() * 1000) & 0xffffff
-        self.gid = str(self.ctx.query_gid(1, gidx))
+        self.peer_gid = None
+        self.min_rnr = self.rnr_retry = None
+        super().__init__(dev, 1, gidx, msg_size=MSG_SIZE)
 
     def info(self):
-        return {"qpn": self.qp.qp_num, "psn": self.psn, "gid": self.gid}
+        return {"qpn": self.qps_num[0], "psn": self.psns[0],
+                "gid": str(self.ctx.query_gid(self.ib_port,
+                                              self.gid_index))}
 
     def connect(self, peer, min_rnr, rnr_retry):
-        attr = QPAttr(port_num=1)
-        attr.path_mtu = e.IBV_MTU_1024
-        attr.dest_qp_num = peer["qpn"]
-        attr.rq_psn = peer["psn"]
-        attr.sq_psn = self.psn
-        attr.max_dest_rd_atomic = 1
-        attr.max_rd_atomic = 1
-        attr.min_rnr_timer = min_rnr
-        attr.timeout = 14
-        attr.retry_cnt = 7
-        attr.rnr_retry = rnr_retry
-        gr = GlobalRoute(dgid=GID(peer["gid"]), sgid_index=self.gidx,
+        self.peer_gid = GID(peer["gid"])
+        self.min_rnr, self.rnr_retry = min_rnr, rnr_retry
+        self.pre_run([peer["psn"]], [peer["qpn"]])
+
+    def to_rts(self):
+        attr = self.create_qp_attr()
+        attr.path_mtu = PATH_MTU
+        attr.max_dest_rd_atomic = MAX_DEST_RD_ATOMIC
+        attr.max_rd_atomic = MAX_RD_ATOMIC
+        set_rnr_attributes(attr)
+        attr.min_rnr_timer = self.min_rnr
+        attr.rnr_retry = self.rnr_retry
+        gr = GlobalRoute(dgid=self.peer_gid, sgid_index=self.gid_index,
                          hop_limit=64)
-        attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
+        attr.ah_attr = AHAttr(port_num=self.ib_port, is_global=1, gr=gr)
+        attr.dest_qp_num = self.rqps_num[0]
+        attr.rq_psn = self.psns[0]
+        attr.sq_psn = self.rpsns[0]
         self.qp.to_rts(attr)
 
-    def poll_one(self, limit=POLL_LIMIT):
-        """The next completion, or None after limit seconds."""
-        end = time.monotonic() + limit
-        while time.monotonic() < end:
-            n, wcs = self.cq.poll()
-            if n:
-                return wcs[0]
-            time.sleep(0.001)
-        return None
-
     def post_send(self, data):
-        self.mr.write(data, len(data))
-        sge = SGE(self.mr.buf, len(data), self.mr.lkey)
-        self.qp.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, num_sge=1,
-                                 sg=[sge]))
+        self.mem_write(data, len(data))
+        wr = SendWR(wr_id=1, opcode=e.IBV_WR_SEND, num_sge=1,
+                    sg=[SGE(self.mr.buf, len(data), self.mr_lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED)
+        u.post_send(self, wr)
 
     def post_recv(self):
-        self.mr.write(bytes(MSG_SIZE), MSG_SIZE)
-        sge = SGE(self.mr.buf, MSG_SIZE, self.mr.lkey)
-        self.qp.post_recv(RecvWR(wr_id=2, num_sge=1, sg=[sge]))
+        self.mem_write(bytes(MSG_SIZE), MSG_SIZE)
+        u.post_recv(self, u.get_recv_wr(self))
 
 
 def send_line(sock, obj):
@@ -134,7 +123,7 @@ def receiver(args, side):
         # The SEND is out: let the sender meet RNR NAKs for a while.
         time.sleep(1.0)
         side.post_recv()
-        wc = side.poll_one()
+        wc = poll_wc(side.cq)
         if wc is None:
             result = {"ok": False, "what": "no receive completion"}
         elif wc.status != e.IBV_WC_SUCCESS:
@@ -144,12 +133,10 @@ def receiver(args, side):
             result = {"ok": False, "what": "receive byte_len %d, expected %d"
                       % (wc.byte_len, MSG_SIZE)}
         else:
-            got = side.mr.read(MSG_SIZE, 0)
-            want = pattern(msg["seed"])
-            bad = [i for i in range(MSG_SIZE) if got[i] != want[i]]
-            if bad:
-                result = {"ok": False, "what": "payload differs at %d bytes,"
-                          " first at offset %d" % (len(bad), bad[0])}
+            why = differs(side.mem_read(MSG_SIZE), pattern(msg["seed"],
+                                                           MSG_SIZE))
+            if why:
+                result = {"ok": False, "what": why}
             else:
                 result = {"ok": True, "what": "received %d bytes, payload"
                           " verified" % MSG_SIZE}
@@ -166,15 +153,16 @@ def sender(args, side):
     peer = recv_line(f)
     rnr_retry = RNR_RETRY if args.mode == "exceed" else 7
     side.connect(peer, MIN_RNR_EXCEED, rnr_retry)
-    seed = side.psn & 0xff
+    seed = side.psns[0] & 0xff
     t0 = time.monotonic()
-    side.post_send(pattern(seed))
+    side.post_send(pattern(seed, MSG_SIZE))
     send_line(sock, {"seed": seed})
-    wc = side.poll_one()
+    wc = poll_wc(side.cq)
     took = time.monotonic() - t0
     ok = True
     if wc is None:
-        print("sender: no send completion within %.0f s" % POLL_LIMIT)
+        print("sender: no send completion within %.0f s" %
+              u.POLL_CQ_TIMEOUT)
         ok = False
     else:
         print("sender: send completion %s after %.3f s (rnr_retry %d)" %
@@ -191,13 +179,10 @@ def sender(args, side):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("-d", "--dev", required=True)
-    p.add_argument("-g", "--gid-index", type=int, required=True)
-    p.add_argument("-p", "--port", type=int, default=18530)
-    p.add_argument("mode", choices=("exceed", "recover"))
-    p.add_argument("server", nargs="?")
-    args = p.parse_args()
+    args = tool_args(__doc__, (
+        (("-p", "--port"), {"type": int, "default": 18530}),
+        (("mode",), {"choices": ("exceed", "recover")}),
+        (("server",), {"nargs": "?"})))
     side = Side(args.dev, args.gid_index)
     if args.server:
         return sender(args, side)

@@ -5,10 +5,11 @@
 # requires: sroce
 # timeout: 600
 #
-# IBTA 1.5 FLUSH (flush_verbs.py): FLUSHes of a range and of a whole region
-# after WRITEs, their completions and the data; FLUSHes refused for a range
-# out of bounds, persistent placement, a region without the right, or a
-# malformed WQE; the capability bits. Over the IPv4 and the IPv6 GID.
+# IBTA 1.5 FLUSH (flush_verbs.py, over rdma-core's RC test resources):
+# FLUSHes of a range and of a whole region after WRITEs, their completions
+# and the data; FLUSHes refused for a range out of bounds, persistent
+# placement, a region without the right, or a malformed WQE; the capability
+# bits. Over the IPv4 and the IPv6 GID.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh

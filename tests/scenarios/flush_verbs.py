@@ -3,7 +3,9 @@
 """IBTA 1.5 FLUSH checks for flush.sh, in one process on one device: an RC
 QP sends FLUSH requests (send WQE opcode 14) to a QP of its own GID and
 checks each completion, the data the FLUSH covers, and the errors. Prints
-TAP on stdout.
+TAP on stdout. The requester and the responder are rdma-core's RC test
+resources (tests.base.RCResources), connected as rdma-core's own tests
+connect them.
 
   flush_verbs.py -d DEV -g GIDX
 
@@ -20,12 +22,13 @@ import struct
 import sys
 
 import pyverbs.enums as e
-from pyverbs.mr import MR
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QPCap
 from pyverbs.wr import SGE, SendWR
 
-from verbs_lib import (Loopback, pattern, poll_one, rc_rts_attr, tap,
-                       tap_done, tool_args)
+from verbs_lib import pattern, poll_wc, tap, tap_done, tool_args
+# verbs_lib made rdma-core's test package importable.
+from tests.base import RCResources
+import tests.utils as u
 
 WR_FLUSH = 14
 WC_FLUSH = 8
@@ -38,8 +41,11 @@ LEVEL_RANGE, LEVEL_MR = 0, 1
 SIZE = 128 * 1024
 DOORBELL = SIZE - 8
 SQ_WR = 64
-REMOTE = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
-          e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
+# QP pairs: one for the FLUSHes that work, one per refused FLUSH (its
+# error leaves the pair in the error state).
+PAIRS = 7
+REMOTE = (e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ |
+          e.IBV_ACCESS_REMOTE_ATOMIC)
 
 # struct rxe_queue_buf: indices at 128 and 256, slots from 384.
 Q_PROD, Q_CONS, Q_DATA = 128, 256, 384
@@ -87,55 +93,89 @@ class SendRing:
         u32(self.addr + Q_PROD).value = (prod + 1) & self.mask
 
 
-class Bench(Loopback):
-    """The device and RC QP pairs sending to its own GID; the requester's
-    send ring found among the mappings its creation added."""
+class FlushRC(RCResources):
+    """rdma-core's RC resources with PAIRS QPs granting remote access, a
+    deep send queue and a local region of SIZE bytes; rings[i] is the send
+    ring of qps[i], found among the mappings its creation added."""
 
     def __init__(self, dev, gidx):
-        super().__init__(dev, gidx)
-        self.local = MR(self.pd, SIZE, REMOTE)
+        self.rings = []
+        super().__init__(dev, 1, gidx, qp_count=PAIRS, msg_size=SIZE)
+
+    def create_mr(self):
+        self.mr = u.create_custom_mr(self, REMOTE)
+
+    def create_qp_cap(self):
+        return QPCap(max_send_wr=SQ_WR, max_recv_wr=2, max_send_sge=1,
+                     max_recv_sge=1)
+
+    def create_qp_attr(self):
+        attr = super().create_qp_attr()
+        attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE | REMOTE
+        return attr
+
+    def create_qps(self):
+        """rdma-core's QPs, one at a time, each with its send ring."""
+        count, self.qp_count = self.qp_count, 1
+        try:
+            for _ in range(count):
+                before = uverbs_mappings()
+                super().create_qps()
+                ring = None
+                for lo, _ in uverbs_mappings() - before:
+                    if u32(lo + 4).value + 1 >= SQ_WR:
+                        ring = SendRing(lo)
+                if ring is None:
+                    raise OSError("no send ring among the new mappings")
+                self.rings.append(ring)
+        finally:
+            self.qp_count = count
+
+
+class Bench:
+    """A requester and a responder on one device, rdma-core's resources
+    each, their QP pairs connected through rdma-core's pre_run(); pairs
+    are used up one by one, the targets of FLUSH are regions of the
+    responder."""
+
+    def __init__(self, dev, gidx):
+        self.cli = FlushRC(dev, gidx)
+        self.srv = FlushRC(dev, gidx)
+        self.cli.pre_run(self.srv.psns, self.srv.qps_num)
+        self.srv.pre_run(self.cli.psns, self.cli.qps_num)
+        self.used = 0
 
     def pair(self):
-        before = uverbs_mappings()
-        cap = QPCap(max_send_wr=SQ_WR, max_recv_wr=2, max_send_sge=1,
-                    max_recv_sge=1)
-        init = QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.scq, rcq=self.rcq,
-                          cap=cap)
-        attr = QPAttr(port_num=1)
-        attr.qp_access_flags = REMOTE
-        a = QP(self.pd, init, attr)
-        ring = None
-        for lo, _ in uverbs_mappings() - before:
-            if u32(lo + 4).value + 1 >= SQ_WR:
-                ring = SendRing(lo)
-        if ring is None:
-            raise OSError("no send ring among the new mappings")
-        b = QP(self.pd, init, attr)
-        a.to_rts(rc_rts_attr(self.gid, self.gidx, b.qp_num, REMOTE))
-        b.to_rts(rc_rts_attr(self.gid, self.gidx, a.qp_num, REMOTE))
-        return a, b, ring
+        """The index of a pair not used yet."""
+        self.used += 1
+        return self.used - 1
 
-    def write(self, qp, mr, off, data, wr_id):
-        self.local.write(data, len(data), off)
+    def target(self, access):
+        """A region of the responder, writable locally, with access."""
+        return u.create_custom_mr(self.srv, access, SIZE)
+
+    def write(self, qp_idx, mr, off, data, wr_id):
+        self.cli.mem_write(data, len(data), off)
         wr = SendWR(wr_id=wr_id, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
-                    sg=[SGE(self.local.buf + off, len(data),
-                            self.local.lkey)],
+                    sg=[SGE(self.cli.mr.buf + off, len(data),
+                            self.cli.mr.lkey)],
                     send_flags=e.IBV_SEND_SIGNALED)
         wr.set_wr_rdma(mr.rkey, mr.buf + off)
-        qp.post_send(wr)
+        u.post_send(self.cli, wr, qp_idx=qp_idx)
 
-    def flush(self, qp, ring, mr, wr_id, addr, length, ptype=FLUSH_GLOBAL,
+    def flush(self, qp_idx, mr, wr_id, addr, length, ptype=FLUSH_GLOBAL,
               level=LEVEL_RANGE):
         """Post a FLUSH, then a WRITE of the last 8 bytes (no range a check
         reads) that rings the doorbell; return their two completions (None
         for a missing one)."""
-        ring.post_flush(wr_id, mr.rkey, addr, length, ptype, level)
+        self.cli.rings[qp_idx].post_flush(wr_id, mr.rkey, addr, length,
+                                          ptype, level)
         wr = SendWR(wr_id=wr_id + 1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
-                    sg=[SGE(self.local.buf + DOORBELL, 8, self.local.lkey)],
+                    sg=[SGE(self.cli.mr.buf + DOORBELL, 8, self.cli.mr.lkey)],
                     send_flags=e.IBV_SEND_SIGNALED)
         wr.set_wr_rdma(mr.rkey, mr.buf + DOORBELL)
-        qp.post_send(wr)
-        return poll_one(self.scq), poll_one(self.scq)
+        u.post_send(self.cli, wr, qp_idx=qp_idx)
+        return poll_wc(self.cli.cq), poll_wc(self.cli.cq)
 
 
 def flushable():
@@ -150,14 +190,14 @@ def new_kernel():
 
 
 def check_caps(b):
-    caps = b.ctx.query_device_ex().device_cap_flags_ex
+    caps = b.cli.ctx.query_device_ex().device_cap_flags_ex
     if new_kernel():
         tap(caps & DEVICE_FLUSH_GLOBAL and
             not caps & DEVICE_FLUSH_PERSISTENT,
             "FLUSH_GLOBAL advertised, FLUSH_PERSISTENT not",
             "device_cap_flags_ex 0x%x" % caps)
         try:
-            MR(b.pd, SIZE, REMOTE | ACCESS_FLUSH_PERSISTENT).close()
+            b.target(REMOTE | ACCESS_FLUSH_PERSISTENT).close()
             tap(False, "a persistent-flush region is refused", "registered")
         except Exception:  # pylint: disable=broad-except
             tap(True, "a persistent-flush region is refused")
@@ -180,18 +220,17 @@ def wc_ok(wc, wr_id, opcode):
 def check_flush(b):
     """WRITEs then a FLUSH of their range, of the whole region from an
     address outside it, and a run of them; the data is checked."""
-    target = MR(b.pd, SIZE, REMOTE | flushable())
-    a, peer, ring = b.pair()
+    target = b.target(REMOTE | flushable())
+    a = b.pair()
     why = None
     for i in range(40):
         data = pattern(i, 4096)
         off = (i % 16) * 4096
         b.write(a, target, off, data, 1000 + i)
-        why = wc_ok(poll_one(b.scq), 1000 + i, e.IBV_WC_RDMA_WRITE)
+        why = wc_ok(poll_wc(b.cli.cq), 1000 + i, e.IBV_WC_RDMA_WRITE)
         level = LEVEL_MR if i % 2 else LEVEL_RANGE
         addr = target.buf + off if level == LEVEL_RANGE else 8
-        flush, door = b.flush(a, ring, target, 2 * i, addr, 4096,
-                              level=level)
+        flush, door = b.flush(a, target, 2 * i, addr, 4096, level=level)
         why = why or wc_ok(flush, 2 * i, WC_FLUSH) or \
             wc_ok(door, 2 * i + 1, e.IBV_WC_RDMA_WRITE)
         if not why and target.read(4096, off) != data:
@@ -201,16 +240,13 @@ def check_flush(b):
             break
     tap(not why, "40 WRITEs, each followed by a FLUSH of its range or of "
         "the whole region: completions and data", why)
-    a.close()
-    peer.close()
     target.close()
 
 
 def check_refused(b, what, target, addr, length, ptype, level, status):
     """A FLUSH that must fail with status; the WRITE behind it is then
     flushed by the QP's error."""
-    a, peer, ring = b.pair()
-    flush, door = b.flush(a, ring, target, 7, addr, length, ptype, level)
+    flush, door = b.flush(b.pair(), target, 7, addr, length, ptype, level)
     why = None
     if flush is None or flush.status != status or flush.wr_id != 7:
         why = "FLUSH: %s" % ("no completion" if flush is None else
@@ -219,12 +255,10 @@ def check_refused(b, what, target, addr, length, ptype, level, status):
         why = "the WRITE behind it: %s" % (
             "no completion" if door is None else "status %d" % door.status)
     tap(not why, what, why)
-    a.close()
-    peer.close()
 
 
 def check_errors(b):
-    target = MR(b.pd, SIZE, REMOTE | flushable())
+    target = b.target(REMOTE | flushable())
     check_refused(b, "FLUSH past the region's end: remote access error",
                   target, target.buf + SIZE - 8, 16, FLUSH_GLOBAL,
                   LEVEL_RANGE, e.IBV_WC_REM_ACCESS_ERR)
@@ -236,14 +270,13 @@ def check_errors(b):
     check_refused(b, "FLUSH with an unknown selectivity level: local QP "
                   "error", target, target.buf, 8, FLUSH_GLOBAL, 3,
                   e.IBV_WC_LOC_QP_OP_ERR)
-    read_only = MR(b.pd, SIZE, e.IBV_ACCESS_LOCAL_WRITE |
-                   e.IBV_ACCESS_REMOTE_READ)
+    read_only = b.target(e.IBV_ACCESS_REMOTE_READ)
     check_refused(b, "FLUSH of a region without the right: remote access "
                   "error", read_only, read_only.buf, 8, FLUSH_GLOBAL,
                   LEVEL_RANGE, e.IBV_WC_REM_ACCESS_ERR)
     read_only.close()
     if new_kernel():
-        writable = MR(b.pd, SIZE, REMOTE)
+        writable = b.target(REMOTE)
         check_refused(b, "FLUSH of a writable region without the right to "
                       "be flushed: remote access error", writable,
                       writable.buf, 8, FLUSH_GLOBAL, LEVEL_RANGE,

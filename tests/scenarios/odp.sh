@@ -5,13 +5,13 @@
 # requires: sroce
 # timeout: 600
 #
-# On-demand paging (odp_verbs.py): RC SEND, WRITE, READ and atomics, UD and
-# SRQ receives through regions registered with IBV_ACCESS_ON_DEMAND whose
-# pages are not mapped yet; transfers racing with MADV_DONTNEED taking the
-# pages away, every payload checked; access to a range with no memory
-# behind it failing with the right completion status; the page fault
-# counters. Over the IPv4 and the IPv6 GID. rdma-core's own ODP cases run in
-# the rdma_core_suite scenario.
+# On-demand paging (odp_verbs.py, over rdma-core's ODP test resources): RC
+# SEND, WRITE, READ and atomics, UD and SRQ receives through regions
+# registered with IBV_ACCESS_ON_DEMAND whose pages are not mapped yet;
+# transfers racing with MADV_DONTNEED taking the pages away, every payload
+# checked; access to a range with no memory behind it failing with the
+# right completion status; the page fault counters. Over the IPv4 and the
+# IPv6 GID. rdma-core's own ODP cases run in the rdma_core_suite scenario.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Scale: 1000 RC QPs with traffic on each at once (ib_write_bw -q 1000),
-# 10000 memory regions registered, used and deregistered (scale_mr.py),
+# 10000 memory regions registered, used and deregistered (scale_mr.py, over
+# rdma-core's RC test resources),
 # and 1000 RDMA CM connections opened and closed (ucmatose, 250 at a time).
 # Afterwards no QP, MR or CM ID may be left (rdma resource). On the debug
 # kernel the harness adds its kmemleak scan.

@@ -4,84 +4,78 @@
 
   scale_mr.py -d DEV -g GIDX -n COUNT
 
-Registers COUNT regions of 4 KiB (each over its own page of one buffer),
-checks that every key is distinct, uses the last one as the target of an
-RDMA WRITE over an RC QP looped back to the device's own GID (the bytes
-must arrive), deregisters them all, and repeats the write to a region
-registered afterwards. Prints the time taken per thousand registrations
-(information only) and exits 0 when everything worked.
+Registers COUNT regions of 4 KiB, checks that every key is distinct, uses
+the last one as the target of an RDMA WRITE over an RC QP looped back to
+the device's own GID (the bytes must arrive), deregisters them all, and
+repeats the write to a region registered afterwards and to the last page
+of one region of COUNT pages. Requester and responder are rdma-core's RC
+test resources (tests.base.RCResources), the regions the responder's.
+Prints the time taken per thousand registrations (information only) and
+exits 0 when everything worked.
 """
 
-import argparse
 import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.pd import PD
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
 
-from verbs_lib import rc_rts_attr
+from verbs_lib import differs, pattern, poll_wc, tool_args
+# verbs_lib made rdma-core's test package importable.
+from tests.base import RCResources
+import tests.utils as u
 
 PAGE = 4096
+ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
 
 
-def connect(ctx, pd, cq, gidx):
-    gid = ctx.query_gid(1, gidx)
-    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
-    init = QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap,
-                      sq_sig_all=1)
-    access = e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_LOCAL_WRITE
-    # pyverbs applies the INIT attributes, the access flags among them,
-    # when it creates the QP.
-    init_attr = QPAttr(port_num=1)
-    init_attr.qp_access_flags = access
-    qps = [QP(pd, init, init_attr) for _ in range(2)]
-    for me, peer in ((qps[0], qps[1]), (qps[1], qps[0])):
-        me.to_rts(rc_rts_attr(gid, gidx, peer.qp_num, access))
-    return qps
+class WriteRC(RCResources):
+    """rdma-core's RC resources whose QP may be written to, with a region
+    of one page to write from."""
+
+    def __init__(self, dev, gidx):
+        super().__init__(dev, 1, gidx, msg_size=PAGE)
+
+    def create_qp_attr(self):
+        attr = super().create_qp_attr()
+        attr.qp_access_flags = ACCESS
+        return attr
 
 
-def write_check(qp, cq, src, dst_mr, dst_off, seed):
-    data = bytes((seed + i * 13) & 0xff for i in range(PAGE))
-    src.write(data, PAGE)
+def write_check(cli, dst_mr, dst_off, seed):
+    """An RDMA WRITE of a page from cli into dst_mr at dst_off; None or
+    what went wrong."""
+    data = pattern(seed, PAGE)
+    cli.mem_write(data, PAGE)
     wr = SendWR(wr_id=seed, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
-                sg=[SGE(src.buf, PAGE, src.lkey)])
+                sg=[SGE(cli.mr.buf, PAGE, cli.mr_lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
     wr.set_wr_rdma(dst_mr.rkey, dst_mr.buf + dst_off)
-    qp.post_send(wr)
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        n, wcs = cq.poll()
-        if n:
-            if wcs[0].status != e.IBV_WC_SUCCESS:
-                return "write completed with status %d" % wcs[0].status
-            got = dst_mr.read(PAGE, dst_off)
-            return None if got == data else "written bytes differ"
-        time.sleep(0.001)
-    return "no completion"
+    u.post_send(cli, wr)
+    wc = poll_wc(cli.cq)
+    if wc is None:
+        return "no completion"
+    if wc.status != e.IBV_WC_SUCCESS:
+        return "write completed with status %s" % u.wc_status_to_str(
+            wc.status)
+    return differs(dst_mr.read(PAGE, dst_off), data)
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("-d", "--dev", required=True)
-    p.add_argument("-g", "--gid-index", type=int, required=True)
-    p.add_argument("-n", "--count", type=int, default=10000)
-    args = p.parse_args()
-    ctx = Context(name=args.dev)
-    pd = PD(ctx)
-    cq = CQ(ctx, 8)
-    qps = connect(ctx, pd, cq, args.gid_index)
-    src = MR(pd, PAGE, e.IBV_ACCESS_LOCAL_WRITE)
-    access = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
-    big = MR(pd, PAGE * args.count, access)
+    args = tool_args(__doc__, ((("-n", "--count"), {"type": int,
+                                                   "default": 10000}),))
+    cli = WriteRC(args.dev, args.gid_index)
+    srv = WriteRC(args.dev, args.gid_index)
+    cli.pre_run(srv.psns, srv.qps_num)
+    srv.pre_run(cli.psns, cli.qps_num)
+    # The regions belong to the responder's protection domain.
+    big = MR(srv.pd, PAGE * args.count, ACCESS)
     mrs = []
     t0 = time.monotonic()
     per_k = []
     for i in range(args.count):
-        mrs.append(MR(pd, PAGE, access))
+        mrs.append(MR(srv.pd, PAGE, ACCESS))
         if (i + 1) % 1000 == 0:
             now = time.monotonic()
             per_k.append(now - t0)
@@ -93,18 +87,18 @@ def main():
     if len(keys) != len(mrs):
         print("distinct keys: %d of %d" % (len(keys), len(mrs)))
         ok = False
-    why = write_check(qps[0], cq, src, mrs[-1], 0, 7)
+    why = write_check(cli, mrs[-1], 0, 7)
     if why:
         print("write to the last region: " + why)
         ok = False
     for m in mrs:
         m.close()
-    after = MR(pd, PAGE, access)
-    why = write_check(qps[0], cq, src, after, 0, 11)
+    after = MR(srv.pd, PAGE, ACCESS)
+    why = write_check(cli, after, 0, 11)
     if why:
         print("write to a region registered after: " + why)
         ok = False
-    why = write_check(qps[0], cq, src, big, PAGE * (args.count - 1), 5)
+    why = write_check(cli, big, PAGE * (args.count - 1), 5)
     if why:
         print("write to the last page of a %d-page region: %s" %
               (args.count, why))

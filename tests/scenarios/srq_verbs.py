@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Shared receive queue checks for srq.sh, in one process on one device:
 RC, UC and UD QPs send to their own GID and the three receiving QPs share
-one SRQ. Prints TAP on stdout.
+one SRQ. Prints TAP on stdout. Senders and receivers are rdma-core's test
+resources (tests.base: RCResources, UDResources, a UC variant, the
+receivers a variant with their SRQ), connected as rdma-core's own tests
+connect them; rdma-core's XRC resources must fail.
 
   srq_verbs.py -d DEV -g GIDX
 
@@ -13,27 +16,28 @@ posted, whichever QP receives.
 
 import errno
 import os
+import random
 import select
 import sys
 import time
+import unittest
 
 import pyverbs.enums as e
-from pyverbs.addr import AH, AHAttr, GlobalRoute
-from pyverbs.mr import MR
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+from pyverbs.srq import SrqAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-from verbs_lib import (Loopback, pattern, poll_one, rc_rts_attr, tap,
-                       tap_done, tool_args)
+from verbs_lib import differs, pattern, poll_wc, tap, tap_done, tool_args
+# verbs_lib made rdma-core's test package importable.
+from tests.base import RCResources, UDResources, XRCResources
+import tests.utils as u
 
 SLOT = 2048          # receive buffer per WQE
 SLOTS = 64
 HEAD = 100           # the first SGE of every receive WQE; the rest follows
-GRH = 40
-QKEY = 0x11111111
-POLL_LIMIT = 30.0
+KINDS = ("rc", "uc", "ud")
+QPT = {"rc": e.IBV_QPT_RC, "uc": e.IBV_QPT_UC, "ud": e.IBV_QPT_UD}
 
 
 def errno_of(exc):
@@ -43,65 +47,103 @@ def errno_of(exc):
     return None
 
 
-class Bench(Loopback):
-    """The device, the SRQ, and three sender/receiver QP pairs."""
+def event_fds():
+    """This process's async event files (one per device context)."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if "infinibandevent" in link:
+            found.add(int(fd))
+    return found
+
+
+class UCResources(RCResources):
+    """rdma-core's RC resources with a UC QP."""
+
+    def create_qp_init_attr(self):
+        return QPInitAttr(qp_type=e.IBV_QPT_UC, scq=self.cq, rcq=self.cq,
+                          srq=self.srq, cap=self.create_qp_cap())
+
+
+SENDERS = {"rc": RCResources, "uc": UCResources, "ud": UDResources}
+
+
+class SrqReceivers(RCResources):
+    """rdma-core's resources with an SRQ (max_wr 16, 2 SGEs) that an RC, a
+    UC and a UD QP (qps[0], [1], [2]) share, and a receive buffer of SLOTS
+    slots; the async event file of its context is async_fd."""
 
     def __init__(self, dev, gidx):
-        super().__init__(dev, gidx)
-        self.rmr = MR(self.pd, SLOT * SLOTS, e.IBV_ACCESS_LOCAL_WRITE)
-        self.smr = MR(self.pd, SLOT, e.IBV_ACCESS_LOCAL_WRITE)
-        self.srq = SRQ(self.pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=2)))
+        self.async_fd = None
+        super().__init__(dev, 1, gidx, with_srq=True, qp_count=len(KINDS),
+                         msg_size=SLOT * SLOTS)
+
+    def create_context(self):
+        before = event_fds()
+        super().create_context()
+        new = event_fds() - before
+        if len(new) == 1:
+            self.async_fd = new.pop()
+
+    def create_srq_attr(self):
+        return SrqAttr(max_wr=16, max_sge=2)
+
+    def create_qps(self):
+        cap = QPCap(max_send_wr=8, max_recv_wr=0, max_send_sge=1,
+                    max_recv_sge=0)
+        for kind in KINDS:
+            init = QPInitAttr(qp_type=QPT[kind], scq=self.cq, rcq=self.cq,
+                              srq=self.srq, cap=cap)
+            attr = self.create_qp_attr()
+            # pyverbs takes the UD QP all the way to RTS here, RC and UC
+            # to INIT.
+            attr.qkey = UDResources.UD_QKEY
+            qp = QP(self.pd, init, attr)
+            self.qps.append(qp)
+            self.qps_num.append(qp.qp_num)
+            self.psns.append(random.getrandbits(24))
+
+    def to_rts(self):
+        """rdma-core's RC connection for the RC and UC QPs, which come
+        first; the UD QP is ready since its creation."""
+        self.qp_count = 2
+        try:
+            super().to_rts()
+        finally:
+            self.qp_count = len(self.qps)
+
+
+class Bench:
+    """Three senders, one per kind, each rdma-core resources of its own,
+    towards the receivers sharing the SRQ, all on one device; the WQEs
+    posted to the SRQ."""
+
+    def __init__(self, dev, gidx):
+        self.rx = SrqReceivers(dev, gidx)
+        self.tx = {k: SENDERS[k](dev, 1, gidx, msg_size=SLOT) for k in KINDS}
+        self.rx.pre_run([self.tx[k].psns[0] for k in KINDS],
+                        [self.tx[k].qps_num[0] for k in KINDS])
+        for i, k in enumerate(KINDS):
+            self.tx[k].pre_run(self.rx.psns[i:i + 1], self.rx.qps_num[i:i + 1])
+        self.ah = u.get_global_ah(self.tx["ud"], gidx, 1)
+        self.srq = self.rx.srq
         self.next_slot = 0
         self.posted = []      # (wr_id, slot) in posting order
-        self.recv = {}
-        self.send = {}
-        for t in ("rc", "uc", "ud"):
-            self.send[t] = self.make_qp(t, None)
-            self.recv[t] = self.make_qp(t, self.srq)
-        for t in ("rc", "uc"):
-            self.connect(self.send[t], self.recv[t].qp_num)
-            self.connect(self.recv[t], self.send[t].qp_num)
-        gr = GlobalRoute(dgid=self.gid, sgid_index=gidx, hop_limit=64)
-        self.ah = AH(self.pd, attr=AHAttr(port_num=1, is_global=1, gr=gr))
-        self.async_fd = self.find_async_fd()
-
-    def make_qp(self, kind, srq):
-        qpt = {"rc": e.IBV_QPT_RC, "uc": e.IBV_QPT_UC, "ud": e.IBV_QPT_UD}
-        cap = QPCap(max_send_wr=8, max_recv_wr=0 if srq else 4,
-                    max_send_sge=1, max_recv_sge=0 if srq else 1)
-        init = QPInitAttr(qp_type=qpt[kind], scq=self.scq, rcq=self.rcq,
-                          srq=srq, cap=cap, sq_sig_all=1)
-        attr = QPAttr(port_num=1)
-        # pyverbs takes a UD QP all the way to RTS here, RC and UC to INIT.
-        attr.qkey = QKEY
-        attr.sq_psn = 0
-        return QP(self.pd, init, attr)
-
-    def connect(self, qp, dqpn):
-        qp.to_rts(rc_rts_attr(self.gid, self.gidx, dqpn))
-
-    @staticmethod
-    def find_async_fd():
-        """The context's async event file: poll it without blocking."""
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                link = os.readlink("/proc/self/fd/" + fd)
-            except OSError:
-                continue
-            if "infinibandevent" in link:
-                return int(fd)
-        return None
 
     def events(self, wait):
-        """Async events that arrive within wait seconds, acknowledged."""
+        """Async events of the receivers' context that arrive within wait
+        seconds, acknowledged."""
         got = []
         end = time.monotonic() + wait
-        while self.async_fd is not None:
+        while self.rx.async_fd is not None:
             left = end - time.monotonic()
-            r, _, _ = select.select([self.async_fd], [], [], max(left, 0))
+            r, _, _ = select.select([self.rx.async_fd], [], [], max(left, 0))
             if not r:
                 break
-            ev = self.ctx.get_async_event()
+            ev = self.rx.ctx.get_async_event()
             got.append(ev.event_type)
             ev.ack()
         return got
@@ -109,53 +151,50 @@ class Bench(Loopback):
     def post(self, wr_id):
         slot = self.next_slot
         self.next_slot = (self.next_slot + 1) % SLOTS
-        base = self.rmr.buf + slot * SLOT
-        self.rmr.write(bytes(SLOT), SLOT, slot * SLOT)
-        sges = [SGE(base, HEAD, self.rmr.lkey),
-                SGE(base + HEAD, SLOT - HEAD, self.rmr.lkey)]
-        self.srq.post_recv(RecvWR(wr_id=wr_id, num_sge=2, sg=sges))
+        mr = self.rx.mr
+        base = mr.buf + slot * SLOT
+        self.rx.mem_write(bytes(SLOT), SLOT, slot * SLOT)
+        sges = [SGE(base, HEAD, mr.lkey),
+                SGE(base + HEAD, SLOT - HEAD, mr.lkey)]
+        # rdma-core's post_recv() posts to the SRQ when there is one.
+        u.post_recv(self.rx, RecvWR(wr_id=wr_id, num_sge=2, sg=sges))
         self.posted.append((wr_id, slot))
-
-    @staticmethod
-    def poll(cq):
-        return poll_one(cq, POLL_LIMIT)
 
     def transfer(self, kind, seed, size):
         """Send one message; return None or what went wrong."""
         data = pattern(seed, size)
-        self.smr.write(data, size)
+        tx = self.tx[kind]
+        tx.mem_write(data, size)
         wr = SendWR(wr_id=seed, opcode=e.IBV_WR_SEND, num_sge=1,
-                    sg=[SGE(self.smr.buf, size, self.smr.lkey)])
-        if kind == "ud":
-            wr.set_wr_ud(self.ah, self.recv["ud"].qp_num, QKEY)
-        self.send[kind].post_send(wr)
-        swc = self.poll(self.scq)
+                    sg=[SGE(tx.mr.buf, size, tx.mr.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED)
+        u.post_send(tx, wr, ah=self.ah if kind == "ud" else None)
+        swc = poll_wc(tx.cq)
         if swc is None or swc.status != e.IBV_WC_SUCCESS:
             return "%s send: %s" % (kind, "no completion" if swc is None
-                                    else "status %d" % swc.status)
-        rwc = self.poll(self.rcq)
+                                    else u.wc_status_to_str(swc.status))
+        rwc = poll_wc(self.rx.cq)
         if rwc is None:
             return "%s: no receive completion" % kind
         if not self.posted:
             return "%s: a receive completed with no WQE posted" % kind
         wr_id, slot = self.posted.pop(0)
-        grh = GRH if kind == "ud" else 0
+        grh = u.GRH_SIZE if kind == "ud" else 0
         if rwc.status != e.IBV_WC_SUCCESS:
-            return "%s: receive status %d" % (kind, rwc.status)
+            return "%s: receive status %s" % (
+                kind, u.wc_status_to_str(rwc.status))
         if rwc.wr_id != wr_id:
             return "%s: receive took WQE %d, expected %d (the oldest)" % (
                 kind, rwc.wr_id, wr_id)
-        if rwc.qp_num != self.recv[kind].qp_num:
+        qpn = self.rx.qps_num[KINDS.index(kind)]
+        if rwc.qp_num != qpn:
             return "%s: completion names QP %d, expected %d" % (
-                kind, rwc.qp_num, self.recv[kind].qp_num)
+                kind, rwc.qp_num, qpn)
         if rwc.byte_len != size + grh:
             return "%s: byte_len %d, expected %d" % (kind, rwc.byte_len,
                                                      size + grh)
-        got = self.rmr.read(size, slot * SLOT + grh)
-        if got != data:
-            bad = next(i for i in range(size) if got[i] != data[i])
-            return "%s: payload differs from offset %d" % (kind, bad)
-        return None
+        why = differs(self.rx.mem_read(size, slot * SLOT + grh), data)
+        return why and "%s: %s" % (kind, why)
 
     def transfers(self, plan):
         for kind, seed, size in plan:
@@ -255,12 +294,12 @@ def test_qp_error(b):
     for i in range(3):
         b.post(600 + i)
     b.events(0)
-    b.recv["rc"].modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+    b.rx.qps[0].modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
     ev = b.events(5)
     tap(e.IBV_EVENT_QP_LAST_WQE_REACHED in ev,
         "RC QP of the SRQ to the error state: LAST_WQE_REACHED",
         "events %s" % ev)
-    n, wcs = b.rcq.poll()
+    n, wcs = b.rx.cq.poll()
     tap(n == 0, "no SRQ WQE flushed by that QP's error",
         "%d completions, first wr_id %s" % (n, wcs[0].wr_id if n else "-"))
     why = b.transfers([("ud", 90, 512), ("uc", 91, 512), ("ud", 92, 512)])
@@ -269,31 +308,31 @@ def test_qp_error(b):
 
 
 def test_xrc(b):
+    """rdma-core's XRC resources: opening their XRC domain must fail, which
+    rdma-core turns into a skip for EOPNOTSUPP."""
     try:
-        from pyverbs.xrcd import XRCD, XRCDInitAttr
-    except ImportError as exc:
-        tap(False, "XRC refused", "no pyverbs.xrcd: %s" % exc)
+        XRCResources(b.rx.dev_name, 1, b.rx.gid_index)
+    except unittest.SkipTest as exc:
+        tap(True, "XRC refused: rdma-core's XRC resources are not supported"
+            " (%s)" % exc)
         return
-    try:
-        XRCD(b.ctx, XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD |
-                                 e.IBV_XRCD_INIT_ATTR_OFLAGS, os.O_CREAT, -1))
     except (PyverbsError, PyverbsRDMAError) as exc:
         got = errno_of(exc)
         tap(got in (errno.EOPNOTSUPP, errno.ENOSYS),
             "XRC refused: opening an XRC domain fails (errno %s)" % got,
             str(exc))
         return
-    tap(False, "XRC refused", "an XRC domain was opened")
+    tap(False, "XRC refused", "rdma-core's XRC resources were created")
 
 
 def main():
     args = tool_args(__doc__)
     try:
         b = Bench(args.dev, args.gid_index)
-    except (PyverbsError, PyverbsRDMAError) as exc:
+    except (PyverbsError, PyverbsRDMAError, unittest.SkipTest) as exc:
         tap(False, "set up the SRQ and six QPs", str(exc))
         return tap_done()
-    tap(b.async_fd is not None, "the context's async event file was found")
+    tap(b.rx.async_fd is not None, "the context's async event file was found")
     for t in (test_create, test_shared, test_limit, test_resize,
               test_refused, test_qp_error, test_xrc):
         try:

@@ -1,37 +1,79 @@
 # SPDX-License-Identifier: GPL-2.0
-"""pyverbs helpers shared by the scenario tools (srq_verbs.py, odp_verbs.py,
-scale_mr.py): TAP output, payload patterns, QP attributes."""
+"""What the scenario tools (srq_verbs.py, flush_verbs.py, odp_verbs.py,
+scale_mr.py, faults_rnr.py) share beyond rdma-core's own test classes:
+TAP output, the command line, payload patterns, and the importer of
+rdma-core's test package.
+
+Importing this module makes rdma-core's Python test suite importable as
+the package `tests` (tests.base, tests.utils, tests.test_odp...), from a
+private decompressed copy of /usr/share/doc/rdma-core/tests (Debian
+gzips some of its files), as the rdma_core_suite scenario does. The
+package's __init__.py, which loads every test module for unittest, is
+left out. Without the suite the tool bails out (TAP "Bail out!").
+"""
 
 import argparse
+import atexit
+import gzip
+import os
+import shutil
 import sys
-import time
+import tempfile
+import types
 
-import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
-from pyverbs.cq import CQ
-from pyverbs.device import Context
-from pyverbs.pd import PD
-from pyverbs.qp import QPAttr
+SUITE = "/usr/share/doc/rdma-core/tests"
+# A completion rdma-core's poll helpers wait for, in seconds: room for a
+# slow guest (its own default is 10).
+POLL_LIMIT = 30
 
 
-def rc_rts_attr(dgid, gidx, dest_qpn, access=0):
-    """Attributes taking an RC or UC QP to RTS towards QP dest_qpn at
-    dgid, through GID index gidx, both PSNs 0, MTU 1024."""
-    attr = QPAttr(port_num=1)
-    attr.path_mtu = e.IBV_MTU_1024
-    attr.dest_qp_num = dest_qpn
-    attr.rq_psn = 0
-    attr.sq_psn = 0
-    attr.max_dest_rd_atomic = 1
-    attr.max_rd_atomic = 1
-    attr.min_rnr_timer = 12
-    attr.timeout = 14
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.qp_access_flags = access
-    gr = GlobalRoute(dgid=dgid, sgid_index=gidx, hop_limit=64)
-    attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
-    return attr
+def bail(why):
+    """Stop the tool with a TAP bail-out."""
+    print("Bail out! " + why)
+    sys.stdout.flush()
+    sys.exit(2)
+
+
+def _import_rdma_core_tests(suite=SUITE):
+    if not os.path.isfile(os.path.join(suite, "base.py.gz")) and \
+            not os.path.isfile(os.path.join(suite, "base.py")):
+        bail("rdma-core's test suite is missing (%s: install "
+             "python3-pyverbs)" % suite)
+    top = tempfile.mkdtemp(prefix="sroce-rdma-core-tests.")
+    atexit.register(shutil.rmtree, top, True)
+    pkg = os.path.join(top, "tests")
+    os.mkdir(pkg)
+    try:
+        for name in os.listdir(suite):
+            src = os.path.join(suite, name)
+            if not os.path.isfile(src):
+                continue
+            if name.endswith(".gz"):
+                with gzip.open(src) as fin, \
+                        open(os.path.join(pkg, name[:-3]), "wb") as fout:
+                    shutil.copyfileobj(fin, fout)
+            else:
+                shutil.copy(src, pkg)
+    except OSError as exc:
+        bail("cannot copy rdma-core's test suite: %s" % exc)
+    # base.py imports args_parser as a top-level module.
+    sys.path.append(pkg)
+    # The package without its __init__.py: that one imports every test
+    # module, which the tools do not need.
+    mod = types.ModuleType("tests")
+    mod.__path__ = [pkg]
+    mod.__file__ = os.path.join(pkg, "__init__.py")
+    sys.modules["tests"] = mod
+    try:
+        import tests.base  # noqa: F401 pylint: disable=import-outside-toplevel
+        import tests.utils  # pylint: disable=import-outside-toplevel
+    except Exception as exc:  # pylint: disable=broad-except
+        bail("cannot import rdma-core's test classes: %s: %s" %
+             (type(exc).__name__, exc))
+    tests.utils.POLL_CQ_TIMEOUT = POLL_LIMIT
+
+
+_import_rdma_core_tests()
 
 
 def tool_args(doc, more=()):
@@ -55,7 +97,7 @@ def tap(ok, what, why=None):
     _counts["pass" if ok else "fail"] += 1
     print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
     if not ok and why:
-        print("#   " + why)
+        print("#   " + str(why))
     sys.stdout.flush()
     return ok
 
@@ -69,30 +111,28 @@ def tap_done():
 
 def pattern(seed, size):
     """size bytes that differ with seed, with the offset, and from one 4 KiB
-    page to the next, so that a byte or a page out of place shows."""
+    page to the next, so that a byte or a page out of place shows (rdma-core's
+    validate() checks a message of one repeated letter)."""
     return bytes((seed * 131 + i * 7 + (i >> 8) + (i >> 12) * 29) & 0xff
                  for i in range(size))
 
 
-def poll_one(cq, limit=30.0):
-    """The next completion on cq, or None after limit seconds."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        n, wcs = cq.poll()
-        if n:
-            return wcs[0]
-        time.sleep(0.0002)
-    return None
+def differs(got, want):
+    """None when got is want, else where the first byte differs."""
+    if got == want:
+        return None
+    if len(got) != len(want):
+        return "%d bytes, expected %d" % (len(got), len(want))
+    return "payload differs from offset %d" % next(
+        i for i in range(len(want)) if got[i] != want[i])
 
 
-class Loopback:
-    """One device whose QPs send to its own GID: the context, the GID, a
-    PD, a send CQ and a receive CQ."""
-
-    def __init__(self, dev, gidx):
-        self.ctx = Context(name=dev)
-        self.gidx = gidx
-        self.gid = self.ctx.query_gid(1, gidx)
-        self.pd = PD(self.ctx)
-        self.scq = CQ(self.ctx, 256)
-        self.rcq = CQ(self.ctx, 256)
+def poll_wc(cq):
+    """The next completion on cq, whatever its status, through rdma-core's
+    poller; None when none comes within POLL_LIMIT seconds."""
+    import tests.utils as u  # pylint: disable=import-outside-toplevel
+    from pyverbs.pyverbs_error import PyverbsError  # pylint: disable=C0415
+    try:
+        return u._poll_cq(cq)[0]  # pylint: disable=protected-access
+    except PyverbsError:
+        return None
