@@ -115,24 +115,47 @@ header() {
 	head -n 40 "$1" | sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" | head -n1 | sed 's/[[:space:]]*$//'
 }
 
+# kernels_for KERNELS TOPO: the words of a "kernels:" header that apply to
+# TOPO: "K" to every topology, "K:TOPO" to that one only; "none" when the
+# header names kernels but none for TOPO, nothing for an empty header (all).
+kernels_for() {
+	local w out=
+	for w in $1; do
+		case $w in
+		*:"$2") out+=" ${w%:*}" ;;
+		*:*) ;;
+		*) out+=" $w" ;;
+		esac
+	done
+	out=${out# }
+	[ -n "$out" ] || [ -z "$1" ] || out=none
+	echo "$out"
+}
+
+# Scenarios by name. A scenario file whose "topology:" header names
+# several topologies runs once in each, as FILE_TOPO (pingpong.sh:
+# pingpong_netns and pingpong_twovm).
 declare -A s_file s_topo s_kernels s_timeout s_requires s_isolate s_vcpus
 names=()
 for f in "$scen_dir"/*.sh; do
 	[ -f "$f" ] || continue
-	name=$(basename "$f" .sh)
-	topo=$(header "$f" topology)
-	[ -n "$topo" ] || continue
-	if [ -n "$filter" ] && ! grep -qE -- "$filter" <<<"$name"; then
-		continue
-	fi
-	names+=("$name")
-	s_file[$name]=$f
-	s_topo[$name]=$topo
-	s_kernels[$name]=$(header "$f" kernels)
-	s_timeout[$name]=$(header "$f" timeout)
-	s_requires[$name]=$(header "$f" requires)
-	s_isolate[$name]=$(header "$f" isolate)
-	s_vcpus[$name]=$(header "$f" vcpus)
+	topos=$(header "$f" topology)
+	[ -n "$topos" ] || continue
+	for topo in $topos; do
+		name=$(basename "$f" .sh)
+		[ "$topos" = "$topo" ] || name+=_$topo
+		if [ -n "$filter" ] && ! grep -qE -- "$filter" <<<"$name"; then
+			continue
+		fi
+		names+=("$name")
+		s_file[$name]=$f
+		s_topo[$name]=$topo
+		s_kernels[$name]=$(kernels_for "$(header "$f" kernels)" "$topo")
+		s_timeout[$name]=$(header "$f" timeout)
+		s_requires[$name]=$(header "$f" requires)
+		s_isolate[$name]=$(header "$f" isolate)
+		s_vcpus[$name]=$(header "$f" vcpus)
+	done
 done
 
 if [ $list_only = 1 ]; then

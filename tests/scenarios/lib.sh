@@ -6,8 +6,11 @@
 # starts it) and prints TAP on stdout; its stderr goes to a log file.
 # Header lines the runner reads:
 #
-#   # topology: netns | twovm     (required)
-#   # kernels: 6.1 6.12 debug     (default: all)
+#   # topology: netns | twovm     (required; "netns twovm" runs the
+#                                  scenario in each, named NAME_netns and
+#                                  NAME_twovm)
+#   # kernels: 6.1 6.12 debug     (default: all; "K:TOPO" names a kernel
+#                                  for one topology only)
 #   # timeout: SECONDS            (default 180; scaled by 5 on the debug kernel)
 #   # requires: sroce             (fail at once when build/KVER/sroce.ko is missing)
 #   # isolate: yes                (boot a VM for this scenario alone)
