@@ -445,20 +445,26 @@ ibv_attr() {
 			index($0, k ":") == 1 { sub(/^[^:]*:[ \t]*/, ""); split($0, w, /[ \t]+/); print w[1]; exit }'
 }
 
-# port_is DEV STATE: ibv_devinfo reports the port in STATE (PORT_ACTIVE...).
-port_is() { [ "$(ibv_attr "$1" state)" = "$2" ]; }
+# port_is DEV STATE: port 1 of DEV is in STATE, as ibv_devinfo names it
+# (PORT_ACTIVE...). Read from sysfs, which asks the driver as
+# ibv_query_port does, without a process: the waits poll it.
+port_is() {
+	local s
+	read -r s 2>/dev/null <"/sys/class/infiniband/$1/ports/1/state" || return 1
+	[ "PORT_${s#*: }" = "$2" ]
+}
 
 # Sysfs GID table of port 1: lines "INDEX GID TYPE NETDEV", TYPE with "_"
-# for blanks. Builtins only: the table has hundreds of entries and an exec
-# costs tens of milliseconds in a TCG guest.
+# for blanks. One grep reads the whole table and builtins the rest: the
+# table has hundreds of entries and a process costs tens of milliseconds
+# in a TCG guest (seconds on the debug kernel).
 gid_table() {
 	local p=/sys/class/infiniband/$1/ports/1 f i g t n
-	# One grep reads the whole table: a process per entry is slow in TCG.
 	grep -H -v '^0000:0000:0000:0000:0000:0000:0000:0000$' "$p"/gids/* 2>/dev/null |
 		while IFS=: read -r f g; do
-			i=${f##*/}
-			t=$(cat "$p/gid_attrs/types/$i" 2>/dev/null)
-			n=$(cat "$p/gid_attrs/ndevs/$i" 2>/dev/null)
+			i=${f##*/} t= n=
+			read -r t 2>/dev/null <"$p/gid_attrs/types/$i"
+			read -r n 2>/dev/null <"$p/gid_attrs/ndevs/$i"
 			echo "$i $g ${t// /_} $n"
 		done | sort -n
 }
