@@ -182,6 +182,8 @@ trap 'echo "# interrupted" ; exit 130' INT TERM
 declare -A seen_begin seen_end
 kill_reason=
 boot_crashed=
+# Seconds the last boot waited for CPU slots before it started.
+boot_waited=0
 # What marks a kernel report on a console.
 BOOT_REPORT_RE='(BUG:|Kernel panic|general protection fault)'
 
@@ -209,7 +211,10 @@ run_boot() {
 	done >"$bootdir/scenarios"
 	seen_begin=() seen_end=() kill_reason= boot_crashed=
 
+	# The boot's cost leaves out the wait for CPU slots (boot_waited).
+	t0=$SECONDS
 	vm_lock
+	boot_waited=$((SECONDS - t0))
 	t0=$SECONDS
 	local t0r=$EPOCHREALTIME
 	# Staged now, from what build/ holds at this moment.
@@ -477,8 +482,9 @@ run_group() {
 		[ "$smp" = 1 ] || bootdir+=-smp$smp
 		note "$k: boot $boot_id ($what): ${pending[*]}"
 		local t0=$SECONDS at=$((EPOCHSECONDS - run_t0))
-		scen_secs=0
+		scen_secs=0 boot_waited=0
 		run_boot "$bootdir" "$topo" "${pending[@]}"
+		t0=$((t0 + boot_waited)) at=$((at + boot_waited))
 		note "$k: boot $boot_id took $((SECONDS - t0)) s, started at +$at s"
 		[ -n "$kill_reason" ] && note "$k: boot $boot_id stopped: $kill_reason"
 		grep -h FAILED "$bootdir"/[ab]/boot.info 2>/dev/null | while read -r line; do
