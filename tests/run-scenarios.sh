@@ -115,24 +115,47 @@ header() {
 	head -n 40 "$1" | sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" | head -n1 | sed 's/[[:space:]]*$//'
 }
 
+# kernels_for KERNELS TOPO: the words of a "kernels:" header that apply to
+# TOPO: "K" to every topology, "K:TOPO" to that one only; "none" when the
+# header names kernels but none for TOPO, nothing for an empty header (all).
+kernels_for() {
+	local w out=
+	for w in $1; do
+		case $w in
+		*:"$2") out+=" ${w%:*}" ;;
+		*:*) ;;
+		*) out+=" $w" ;;
+		esac
+	done
+	out=${out# }
+	[ -n "$out" ] || [ -z "$1" ] || out=none
+	echo "$out"
+}
+
+# Scenarios by name. A scenario file whose "topology:" header names
+# several topologies runs once in each, as FILE_TOPO (pingpong.sh:
+# pingpong_netns and pingpong_twovm).
 declare -A s_file s_topo s_kernels s_timeout s_requires s_isolate s_vcpus
 names=()
 for f in "$scen_dir"/*.sh; do
 	[ -f "$f" ] || continue
-	name=$(basename "$f" .sh)
-	topo=$(header "$f" topology)
-	[ -n "$topo" ] || continue
-	if [ -n "$filter" ] && ! grep -qE -- "$filter" <<<"$name"; then
-		continue
-	fi
-	names+=("$name")
-	s_file[$name]=$f
-	s_topo[$name]=$topo
-	s_kernels[$name]=$(header "$f" kernels)
-	s_timeout[$name]=$(header "$f" timeout)
-	s_requires[$name]=$(header "$f" requires)
-	s_isolate[$name]=$(header "$f" isolate)
-	s_vcpus[$name]=$(header "$f" vcpus)
+	topos=$(header "$f" topology)
+	[ -n "$topos" ] || continue
+	for topo in $topos; do
+		name=$(basename "$f" .sh)
+		[ "$topos" = "$topo" ] || name+=_$topo
+		if [ -n "$filter" ] && ! grep -qE -- "$filter" <<<"$name"; then
+			continue
+		fi
+		names+=("$name")
+		s_file[$name]=$f
+		s_topo[$name]=$topo
+		s_kernels[$name]=$(kernels_for "$(header "$f" kernels)" "$topo")
+		s_timeout[$name]=$(header "$f" timeout)
+		s_requires[$name]=$(header "$f" requires)
+		s_isolate[$name]=$(header "$f" isolate)
+		s_vcpus[$name]=$(header "$f" vcpus)
+	done
 done
 
 if [ $list_only = 1 ]; then
@@ -159,6 +182,8 @@ trap 'echo "# interrupted" ; exit 130' INT TERM
 declare -A seen_begin seen_end
 kill_reason=
 boot_crashed=
+# Seconds the last boot waited for CPU slots before it started.
+boot_waited=0
 # What marks a kernel report on a console.
 BOOT_REPORT_RE='(BUG:|Kernel panic|general protection fault)'
 
@@ -186,7 +211,10 @@ run_boot() {
 	done >"$bootdir/scenarios"
 	seen_begin=() seen_end=() kill_reason= boot_crashed=
 
+	# The boot's cost leaves out the wait for CPU slots (boot_waited).
+	t0=$SECONDS
 	vm_lock
+	boot_waited=$((SECONDS - t0))
 	t0=$SECONDS
 	local t0r=$EPOCHREALTIME
 	# Staged now, from what build/ holds at this moment.
@@ -454,8 +482,9 @@ run_group() {
 		[ "$smp" = 1 ] || bootdir+=-smp$smp
 		note "$k: boot $boot_id ($what): ${pending[*]}"
 		local t0=$SECONDS at=$((EPOCHSECONDS - run_t0))
-		scen_secs=0
+		scen_secs=0 boot_waited=0
 		run_boot "$bootdir" "$topo" "${pending[@]}"
+		t0=$((t0 + boot_waited)) at=$((at + boot_waited))
 		note "$k: boot $boot_id took $((SECONDS - t0)) s, started at +$at s"
 		[ -n "$kill_reason" ] && note "$k: boot $boot_id stopped: $kill_reason"
 		grep -h FAILED "$bootdir"/[ab]/boot.info 2>/dev/null | while read -r line; do

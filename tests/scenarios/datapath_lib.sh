@@ -81,6 +81,58 @@ dp_subst() {
 
 _dp_n=0
 
+# dp_server_port SERVER_CMD...: the TCP port on which the server waits for
+# its client, for the tools that exchange their parameters over TCP
+# (rdma-core's examples and perftest: -p/--port, default 18515); nothing
+# for the others (the RDMA CM tools listen on no socket).
+dp_server_port() {
+	local prog=${1##*/} port=
+	case $prog in
+	ibv_*_pingpong | ib_*_bw | ib_*_lat) port=18515 ;;
+	*) return 0 ;;
+	esac
+	shift
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-p | --port) port=${2:-} ; shift ;;
+		--port=*) port=${1#--port=} ;;
+		esac
+		shift
+	done
+	echo "$port"
+}
+
+# dp_listening PID PORT: whether a TCP socket listens on PORT in the
+# network namespace of PID (bash builtins only: every fork is slow under
+# TCG).
+dp_listening() {
+	local hex f loc st
+	printf -v hex ':%04X' "$2"
+	for f in "/proc/$1/net/tcp" "/proc/$1/net/tcp6"; do
+		[ -r "$f" ] || continue
+		while read -r _ loc _ st _; do
+			[ "$st" = 0A ] && [[ $loc == *"$hex" ]] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# dp_wait_server PID [PORT]: wait until the server PID listens on TCP
+# PORT (or exits, or its pair's time runs out); without a port, give it
+# a second (times SROCE_SLOW) to start.
+dp_wait_server() {
+	local pid=$1 port=${2:-} start=$SECONDS
+	if [ -z "$port" ]; then
+		sleep "$((1 * SROCE_SLOW))"
+		return 0
+	fi
+	until dp_listening "$pid" "$port"; do
+		kill -0 "$pid" 2>/dev/null || return 0
+		[ $((SECONDS - start)) -lt $((30 * SROCE_SLOW)) ] || return 0
+		sleep 0.1
+	done
+}
+
 dp_pair() {
 	local desc=$1 limit=$(($2 * SROCE_SLOW)) srv=() cli=() out_s out_c rc_s rc_c pid
 	shift 2
@@ -94,9 +146,10 @@ dp_pair() {
 
 	if [ "$TOPO" = netns ]; then
 		log "+ server: ${srv[*]}"
-		in_ns "$DP_SRV_NS" timeout "$limit" "${srv[@]}" >"$out_s" 2>&1 &
+		# ip execs the command: $! is the server's pid, in its namespace.
+		ip netns exec "$DP_SRV_NS" timeout "$limit" "${srv[@]}" >"$out_s" 2>&1 &
 		pid=$!
-		sleep "$((1 * SROCE_SLOW))"
+		dp_wait_server "$pid" "$(dp_server_port "${srv[@]}")"
 		log "+ client: ${cli[*]}"
 		in_ns "$DP_CLI_NS" timeout "$limit" "${cli[@]}" >"$out_c" 2>&1
 		rc_c=$?
@@ -106,7 +159,7 @@ dp_pair() {
 		log "+ server: ${srv[*]}"
 		timeout "$limit" "${srv[@]}" >"$out_s" 2>&1 &
 		pid=$!
-		sleep 1
+		dp_wait_server "$pid" "$(dp_server_port "${srv[@]}")"
 		barrier "dp$_dp_n" || true
 		wait "$pid"
 		rc_s=$?
@@ -117,7 +170,8 @@ dp_pair() {
 		return 0
 	else
 		barrier "dp$_dp_n" || true
-		sleep "$((1 * SROCE_SLOW))"
+		# Without a TCP port to watch, VM b only slept before the barrier.
+		[ -n "$(dp_server_port "${srv[@]}")" ] || sleep "$((1 * SROCE_SLOW))"
 		log "+ client: ${cli[*]}"
 		timeout "$limit" "${cli[@]}" >"$out_c" 2>&1
 		rc_c=$?

@@ -6,8 +6,11 @@
 # starts it) and prints TAP on stdout; its stderr goes to a log file.
 # Header lines the runner reads:
 #
-#   # topology: netns | twovm     (required)
-#   # kernels: 6.1 6.12 debug     (default: all)
+#   # topology: netns | twovm     (required; "netns twovm" runs the
+#                                  scenario in each, named NAME_netns and
+#                                  NAME_twovm)
+#   # kernels: 6.1 6.12 debug     (default: all; "K:TOPO" names a kernel
+#                                  for one topology only)
 #   # timeout: SECONDS            (default 180; scaled by 5 on the debug kernel)
 #   # requires: sroce             (fail at once when build/KVER/sroce.ko is missing)
 #   # isolate: yes                (boot a VM for this scenario alone)
@@ -287,18 +290,18 @@ lone_nic_up() {
 }
 
 # topo_netns_up: (re)create h1, h2 and the veth pair between them.
+# Each namespace is configured by one "ip -batch": every exec costs
+# seconds on the debug kernel under TCG.
 topo_netns_up() {
-	ip netns del h1 2>/dev/null
-	ip netns del h2 2>/dev/null
-	modprobe -q veth 2>/dev/null
+	[ ! -e /run/netns/h1 ] || ip netns del h1
+	[ ! -e /run/netns/h2 ] || ip netns del h2
+	[ -d /sys/module/veth ] || modprobe -q veth 2>/dev/null
 	ip netns add h1 && ip netns add h2 &&
 	ip link add v1 netns h1 type veth peer name v2 netns h2 || return
-	ip -n h1 addr add "$NET4_A/24" dev v1 &&
-	ip -n h1 addr add "$NET6_A/64" dev v1 nodad &&
-	ip -n h2 addr add "$NET4_B/24" dev v2 &&
-	ip -n h2 addr add "$NET6_B/64" dev v2 nodad &&
-	ip -n h1 link set lo up && ip -n h2 link set lo up &&
-	ip -n h1 link set v1 up && ip -n h2 link set v2 up || return
+	printf '%s\n' "addr add $NET4_A/24 dev v1" "addr add $NET6_A/64 dev v1 nodad" \
+		"link set lo up" "link set v1 up" | ip -n h1 -batch - || return
+	printf '%s\n' "addr add $NET4_B/24 dev v2" "addr add $NET6_B/64 dev v2 nodad" \
+		"link set lo up" "link set v2 up" | ip -n h2 -batch - || return
 	wait_until 10 link_is_up h1 v1 && wait_until 10 link_is_up h2 v2
 }
 
@@ -442,20 +445,26 @@ ibv_attr() {
 			index($0, k ":") == 1 { sub(/^[^:]*:[ \t]*/, ""); split($0, w, /[ \t]+/); print w[1]; exit }'
 }
 
-# port_is DEV STATE: ibv_devinfo reports the port in STATE (PORT_ACTIVE...).
-port_is() { [ "$(ibv_attr "$1" state)" = "$2" ]; }
+# port_is DEV STATE: port 1 of DEV is in STATE, as ibv_devinfo names it
+# (PORT_ACTIVE...). Read from sysfs, which asks the driver as
+# ibv_query_port does, without a process: the waits poll it.
+port_is() {
+	local s
+	read -r s 2>/dev/null <"/sys/class/infiniband/$1/ports/1/state" || return 1
+	[ "PORT_${s#*: }" = "$2" ]
+}
 
 # Sysfs GID table of port 1: lines "INDEX GID TYPE NETDEV", TYPE with "_"
-# for blanks. Builtins only: the table has hundreds of entries and an exec
-# costs tens of milliseconds in a TCG guest.
+# for blanks. One grep reads the whole table and builtins the rest: the
+# table has hundreds of entries and a process costs tens of milliseconds
+# in a TCG guest (seconds on the debug kernel).
 gid_table() {
 	local p=/sys/class/infiniband/$1/ports/1 f i g t n
-	# One grep reads the whole table: a process per entry is slow in TCG.
 	grep -H -v '^0000:0000:0000:0000:0000:0000:0000:0000$' "$p"/gids/* 2>/dev/null |
 		while IFS=: read -r f g; do
-			i=${f##*/}
-			t=$(cat "$p/gid_attrs/types/$i" 2>/dev/null)
-			n=$(cat "$p/gid_attrs/ndevs/$i" 2>/dev/null)
+			i=${f##*/} t= n=
+			read -r t 2>/dev/null <"$p/gid_attrs/types/$i"
+			read -r n 2>/dev/null <"$p/gid_attrs/ndevs/$i"
 			echo "$i $g ${t// /_} $n"
 		done | sort -n
 }

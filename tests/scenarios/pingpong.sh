@@ -1,10 +1,17 @@
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash
 #
-# The pingpong tests, for pingpong_netns.sh and pingpong_twovm.sh (no
-# topology line: not a scenario itself). rdma-core's example programs check
-# every received buffer (--chk) over RC, UC and UD, through both GIDs.
+# ibv_rc/uc/ud/srq_pingpong over sroce with payload checks (rdma-core's
+# example programs check every received buffer with -c) over RC, UC and
+# UD, through both GIDs: between two network namespaces of one guest, and
+# between two guests.
+#
+# topology: netns twovm
+# kernels: 6.1 6.12 debug:netns
+# timeout: 900
+# requires: sroce
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
 
 dp_setup

@@ -1,11 +1,18 @@
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash
 #
-# perftest over sroce, for perftest_netns.sh and perftest_twovm.sh (no
-# topology line: not a scenario itself). perftest fails on any completion
-# error; the bandwidth tests run a fixed number of iterations, never a
-# duration, and the numbers they print are not checked (benchmarks do that).
+# perftest bandwidth and latency tests (send, write, read, atomic) over
+# sroce, between two network namespaces of one guest and between two
+# guests. perftest fails on any completion error; the bandwidth tests run
+# a fixed number of iterations, never a duration, and the numbers they
+# print are not checked (benchmarks do that).
+#
+# topology: netns twovm
+# kernels: 6.1 6.12
+# timeout: 1200
+# requires: sroce
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
 
 dp_setup

@@ -1,11 +1,18 @@
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash
 #
-# The RDMA CM tests, for rdmacm_netns.sh and rdmacm_twovm.sh (no topology
-# line: not a scenario itself). librdmacm's examples connect through the
-# kernel's RDMA CM, whose messages travel as MADs on each device's GSI QP
-# (QP1): a kernel QP with kernel CQs, kernel AHs and the DMA region.
+# librdmacm's examples (rping, ucmatose, udaddy, rdma_server/client) and
+# perftest over the RDMA CM, between two network namespaces of one guest
+# and between two guests. The RDMA CM's messages travel as MADs on each
+# device's GSI QP (QP1): a kernel QP with kernel CQs, kernel AHs and the
+# DMA region.
+#
+# topology: netns twovm
+# kernels: 6.1 6.12
+# timeout: 900
+# requires: sroce
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
 
 dp_setup
