@@ -257,9 +257,10 @@ static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_resp_hdr(skb, info, SROCE_HDR_IETH);
 		u32 rkey = be32_to_cpu(ieth->rkey);
 
-		if (sroce_mr_invalidate(qp->sdev, rkey, qp->ibqp.pd)) {
-			sroce_resp_complete_error(qp, IB_WC_LOC_QP_OP_ERR);
-			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_OP_ERR);
+		/* A refused invalidation is the peer's invalid request. */
+		if (sroce_mr_invalidate(qp->sdev, rkey, qp->ibqp.pd, qp)) {
+			sroce_resp_complete_error(qp, IB_WC_REM_INV_REQ_ERR);
+			sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 			return;
 		}
 		wc.ex.invalidate_rkey = rkey;
