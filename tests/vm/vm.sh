@@ -331,17 +331,15 @@ vm_slots_free() {
 	echo "$n"
 }
 
-# vm_topo_slots TOPO: the CPU slots a topology's boot takes: about the
-# host CPUs it keeps busy. TCG guests wait much of the time (for their
-# peer's packets, for each other's vCPUs, for 9p): measured over the
-# scenarios, a one-vCPU netns guest used 0.9 host CPUs, a twovm pair of
-# one-vCPU guests 1.1 (its guests mostly take turns) and a two-vCPU netns
-# guest running ringfuzz 0.8. So a VM takes one slot per two vCPUs
-# (rounded up) and a pair as many as one of its VMs has vCPUs.
-# SROCE_VM_STRICT_SLOTS=1: one slot per vCPU of every VM.
+# vm_topo_slots TOPO: the CPU slots a topology's boot takes: one per vCPU
+# of each of its VMs. TCG guests wait much of the time (a twovm pair of
+# one-vCPU guests averaged 1.1 host CPUs, a two-vCPU netns guest running
+# ringfuzz 0.8), but a pair beside another VM ran 1.6 to 2 times slower
+# than alone, which ate the gain: SROCE_VM_PACK=1 still packs them (one
+# slot per two vCPUs of a netns VM, a pair as many as one of its VMs has).
 vm_topo_slots() {
 	local n=${VM_SMP:-1}
-	if [ "${SROCE_VM_STRICT_SLOTS:-0}" = 1 ]; then
+	if [ "${SROCE_VM_PACK:-0}" != 1 ]; then
 		[ "$1" = twovm ] && n=$((2 * n))
 	elif [ "$1" != twovm ]; then
 		n=$(((n + 1) / 2))
