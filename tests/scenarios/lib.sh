@@ -373,7 +373,8 @@ barrier() {
 	touch "$dir/bar.$name.$ROLE"
 	log "barrier $name: waiting for $PEER"
 	until [ -e "$dir/bar.$name.$PEER" ]; do
-		if _peer_gone; then
+		# The peer may have reached the barrier just before it ended.
+		if _peer_gone && [ ! -e "$dir/bar.$name.$PEER" ]; then
 			log "barrier $name: peer $PEER ended its scenario"
 			return 1
 		fi
@@ -397,7 +398,8 @@ get() {
 	local key=$1 limit=$((${2:-120} * SROCE_SLOW)) dir start=$SECONDS
 	dir=$(_sync_dir)
 	until [ -e "$dir/val.$key" ]; do
-		if _peer_gone; then
+		# The peer may have published the value just before it ended.
+		if _peer_gone && [ ! -e "$dir/val.$key" ]; then
 			log "get $key: peer $PEER ended its scenario"
 			return 1
 		fi
