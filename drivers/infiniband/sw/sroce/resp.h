@@ -22,42 +22,24 @@ struct sroce_mr;
 struct sroce_qp;
 struct sroce_srq;
 
-/* What a responder resource keeps. */
-enum sroce_rd_res_kind {
-	SROCE_RES_NONE,
-	SROCE_RES_READ,
-	SROCE_RES_FLUSH,
-	SROCE_RES_ATOMIC,
-};
-
 /**
- * struct sroce_rd_res - a responder resource: a READ, FLUSH or atomic
- * request carried out, kept so that a duplicate of it can be answered
- * @kind: enum sroce_rd_res_kind
+ * struct sroce_rd_res - a responder resource: a READ or atomic in progress
  * @psn: PSN of the request (READ: of the first response)
  * @last_psn: PSN of the last response
- * @rkey: the request's rkey
- * @req_va: the request's address
- * @req_len: READ: the request's length
+ * @is_atomic: an atomic (replay cache) rather than a READ
  * @atomic_orig: the value returned for an atomic
- * @replay: the READ responses answer a duplicate request
+ * @mr: READ: the region read from; a reference is held
  * @va: READ: the address of the next byte to send
  * @resid: READ: bytes left to send
  * @next_psn: READ: PSN of the next response
- * @length: READ: the length of the request being answered
- *
- * No reference on a region is kept: each READ response looks the rkey up
- * again, so that a region can be deregistered whatever the peer does.
+ * @length: READ: the whole request's length
  */
 struct sroce_rd_res {
-	u8			kind;
-	bool			replay;
 	u32			psn;
 	u32			last_psn;
-	u32			rkey;
-	u64			req_va;
-	u32			req_len;
+	bool			is_atomic;
 	u64			atomic_orig;
+	struct sroce_mr		*mr;
 	u64			va;
 	u32			resid;
 	u32			next_psn;
@@ -91,8 +73,7 @@ struct sroce_rd_res {
  *	faults them in
  * @nofault: the last fault failed: a missing page is an access error
  * @active_res: the READ whose responses @work sends
- * @write_rkey: the rkey of the RDMA WRITE in progress, looked up again for
- *	each packet: no reference on the region is held between packets
+ * @write_mr: the region an RDMA WRITE in progress targets; a reference
  * @write_va: where the next WRITE payload goes
  * @write_resid: WRITE bytes still expected
  * @write_len: the WRITE's whole length
@@ -124,7 +105,7 @@ struct sroce_resp {
 	struct sroce_odp_miss	miss;
 	bool			nofault;
 	struct sroce_rd_res	*active_res;
-	u32			write_rkey;
+	struct sroce_mr		*write_mr;
 	u64			write_va;
 	u32			write_resid;
 	u32			write_len;
@@ -153,9 +134,11 @@ void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak);
 bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_rd_res_clear(struct sroce_rd_res *res);
 void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
-		     const struct sroce_opcode_info *info, u32 psn);
+		     const struct sroce_opcode_info *info, u32 psn,
+		     bool duplicate);
 void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
-		      const struct sroce_opcode_info *info, u32 psn);
+		      const struct sroce_opcode_info *info, u32 psn,
+		      bool duplicate);
 bool sroce_resp_atomic_exec(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
 			    u32 rkey, int access, u64 va,
 			    struct sroce_atomic_op *op);
@@ -165,8 +148,7 @@ void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
 			  const struct sroce_bth *bth,
 			  const struct sroce_opcode_info *info, u32 psn);
-bool sroce_resp_rereads(struct sroce_qp *qp, struct sk_buff *skb,
-			const struct sroce_bth *bth,
+bool sroce_resp_rereads(struct sroce_qp *qp, const struct sroce_bth *bth,
 			const struct sroce_opcode_info *info);
 void sroce_resp_abort_read(struct sroce_qp *qp);
 bool sroce_resp_read_resume(struct sroce_qp *qp);
