@@ -60,6 +60,7 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	struct sroce_dev *sdev = to_sdev(ibah->device);
 	struct sroce_ah *ah = to_sah(ibah);
 	struct rxe_create_ah_resp resp = {};
+	gfp_t gfp;
 	int err;
 
 	err = sroce_av_from_attr(&ah->av, init_attr->ah_attr);
@@ -75,25 +76,35 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	ah->ah_num = 0;
 	if (!udata)
 		return 0;
-	err = xa_alloc_cyclic(&sdev->ahs, &ah->ah_num, ah,
-			      XA_LIMIT(1, SROCE_MAX_AH), &sdev->ah_next,
-			      init_attr->flags & RDMA_CREATE_AH_SLEEPABLE ?
-			      GFP_KERNEL : GFP_ATOMIC);
+	/*
+	 * The number is reserved first and the AH published last, once
+	 * nothing can fail: a WQE must never find an AH that is then freed
+	 * without waiting for it.
+	 */
+	gfp = init_attr->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
+							   GFP_ATOMIC;
+	err = xa_alloc_cyclic(&sdev->ahs, &ah->ah_num, NULL,
+			      XA_LIMIT(1, SROCE_MAX_AH), &sdev->ah_next, gfp);
 	if (err < 0) {
 		sroce_av_release(&ah->av);
 		return err == -EBUSY ? -ENOMEM : err;
 	}
 
-	if (udata && udata->outlen >= sizeof(resp)) {
+	if (udata->outlen >= sizeof(resp)) {
 		resp.ah_num = ah->ah_num;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-		if (err) {
-			xa_erase(&sdev->ahs, ah->ah_num);
-			sroce_av_release(&ah->av);
-			return err;
-		}
+		if (err)
+			goto err_erase;
 	}
+	err = xa_err(xa_store(&sdev->ahs, ah->ah_num, ah, gfp));
+	if (err)
+		goto err_erase;
 	return 0;
+
+err_erase:
+	xa_erase(&sdev->ahs, ah->ah_num);
+	sroce_av_release(&ah->av);
+	return err;
 }
 
 int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)

@@ -354,42 +354,45 @@ void sroce_mr_put(struct sroce_mr *mr)
  * @sdev: the device
  * @key: the key, untrusted
  * @pd: the PD the request comes from
+ * @remote_qp: for SEND_WITH_INV, the QP it arrived on; NULL for LOCAL_INV
  *
- * Return: 0, or -EINVAL when the key names no region or type 2 window of
- * @pd.
+ * Only what the IBTA lets be invalidated: a fast-registration region
+ * (ib_alloc_mr) with no window bound to it, or a type 2 window, of @pd; a
+ * window invalidated by its peer must be bound to the QP the request
+ * arrived on. A region registered by reg_user_mr or get_dma_mr keeps its
+ * key until it is deregistered.
+ *
+ * Return: 0, or -EINVAL when the key names nothing that may be invalidated.
  */
-int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd)
+int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
+			const struct sroce_qp *remote_qp)
 {
 	struct sroce_mr *mr;
 	void *entry;
-	int err;
+	int err = -EINVAL;
 
 	rcu_read_lock();
 	entry = xa_load(&sdev->mrs, sroce_key_index(key));
 	if (xa_pointer_tag(entry) == SROCE_KEY_MW) {
-		err = sroce_mw_invalidate(xa_untag_pointer(entry), key, pd);
+		err = sroce_mw_invalidate(xa_untag_pointer(entry), key, pd,
+					  remote_qp);
 		rcu_read_unlock();
 		return err;
 	}
+	mr = entry;
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
 	rcu_read_unlock();
+	if (!mr)
+		return -EINVAL;
 
-	mr = sroce_mr_get(sdev, key, pd, 0, 0, 0, NULL);
-	if (!mr) {
-		/* An iova of 0 may be out of bounds: look the key up again. */
-		rcu_read_lock();
-		mr = xa_load(&sdev->mrs, sroce_key_index(key));
-		if (xa_pointer_tag(mr))
-			mr = NULL;
-		if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
-			   !refcount_inc_not_zero(&mr->ref)))
-			mr = NULL;
-		rcu_read_unlock();
-		if (!mr)
-			return -EINVAL;
+	if (mr->kbufs && mr->ibmr.lkey == key && mr->ibmr.pd == pd &&
+	    !atomic_read(&mr->bound_mws)) {
+		WRITE_ONCE(mr->valid, false);
+		err = 0;
 	}
-	WRITE_ONCE(mr->valid, false);
 	sroce_mr_put(mr);
-	return 0;
+	return err;
 }
 
 /* The page holding byte @iova of the region, and the byte's offset in it. */

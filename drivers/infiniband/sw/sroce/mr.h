@@ -102,7 +102,8 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 			      struct ib_pd *pd, int access, u64 iova, u64 len,
 			      const struct sroce_qp *remote_qp);
 void sroce_mr_put(struct sroce_mr *mr);
-int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd);
+int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
+			const struct sroce_qp *remote_qp);
 int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
 		       struct sroce_odp_miss *miss);
 int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,

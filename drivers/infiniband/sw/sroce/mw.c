@@ -176,7 +176,9 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_mw *mw, u32 rkey,
 	struct sroce_mr *mr = NULL;
 
 	spin_lock_bh(&mw->lock);
+	/* A window gives no access to a region no longer valid. */
 	if (mw->state != SROCE_MW_VALID || mw->ibmw.rkey != rkey ||
+	    !READ_ONCE(mw->mr->valid) ||
 	    mw->ibmw.pd != qp->ibqp.pd ||
 	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num) ||
 	    !sroce_access_granted(mw->access, access) ||
@@ -196,16 +198,21 @@ out:
  * @mw: the window the key's index names; under rcu_read_lock()
  * @rkey: the key, untrusted
  * @pd: the PD the request comes from
+ * @remote_qp: for SEND_WITH_INV, the QP it arrived on, which the window
+ *	must be bound to; NULL for LOCAL_INV
  *
- * Return: 0, or -EINVAL for a type 1 window, a stale key or another PD.
+ * Return: 0, or -EINVAL for a type 1 window, a stale key, another PD or
+ * another QP.
  */
-int sroce_mw_invalidate(struct sroce_mw *mw, u32 rkey, struct ib_pd *pd)
+int sroce_mw_invalidate(struct sroce_mw *mw, u32 rkey, struct ib_pd *pd,
+			const struct sroce_qp *remote_qp)
 {
 	int err = -EINVAL;
 
 	spin_lock_bh(&mw->lock);
 	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->ibmw.rkey == rkey &&
-	    mw->ibmw.pd == pd && mw->state == SROCE_MW_VALID) {
+	    mw->ibmw.pd == pd && mw->state == SROCE_MW_VALID &&
+	    (!remote_qp || mw->qpn == remote_qp->ibqp.qp_num)) {
 		sroce_mw_unbind(mw);
 		err = 0;
 	}

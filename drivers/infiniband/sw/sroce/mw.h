@@ -56,6 +56,7 @@ int sroce_mw_bind(struct sroce_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
 struct sroce_mr *sroce_mw_get_mr(struct sroce_mw *mw, u32 rkey,
 				 const struct sroce_qp *qp, int access,
 				 u64 iova, u64 len);
-int sroce_mw_invalidate(struct sroce_mw *mw, u32 rkey, struct ib_pd *pd);
+int sroce_mw_invalidate(struct sroce_mw *mw, u32 rkey, struct ib_pd *pd,
+			const struct sroce_qp *remote_qp);
 
 #endif /* _SROCE_MW_H */

@@ -37,6 +37,9 @@ struct sroce_net {
 	unsigned int	users;
 };
 
+/* The P_Key bits that name the partition; the top one is membership. */
+#define SROCE_PKEY_BASE_MASK	0x7fff
+
 static unsigned int sroce_net_id __read_mostly;
 
 static struct sroce_net *sroce_net(struct net *net)
@@ -113,12 +116,52 @@ static bool sroce_qp_takes(struct sroce_qp *qp,
 	}
 }
 
-static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
+/*
+ * The one partition is the default: a P_Key matches it when its low 15 bits
+ * do, whatever the membership bit (IBTA 10.9.3).
+ */
+static bool sroce_rx_pkey_ok(const struct sroce_bth *bth)
+{
+	return (be16_to_cpu(bth->pkey) & SROCE_PKEY_BASE_MASK) ==
+	       (SROCE_DEFAULT_PKEY & SROCE_PKEY_BASE_MASK);
+}
+
+/*
+ * Does a packet for a connected QP come from its peer? The source address
+ * must be the destination of the QP's path; a QP without a path yet takes
+ * nothing anyway, and the responder counts that.
+ */
+static bool sroce_rx_from_peer(struct sroce_qp *qp, struct sk_buff *skb,
+			       bool ipv6)
+{
+	struct in6_addr saddr;
+
+	if (qp->type == IB_QPT_UD)
+		return true;
+	switch (READ_ONCE(qp->state)) {
+	case IB_QPS_RESET:
+	case IB_QPS_INIT:
+		return true;
+	default:
+		break;
+	}
+	if (ipv6)
+		saddr = ipv6_hdr(skb)->saddr;
+	else
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, &saddr);
+	return ipv6_addr_equal(&saddr, &qp->av.daddr);
+}
+
+static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv6,
 		     const struct sroce_bth *bth,
 		     const struct sroce_opcode_info *info, u32 payload)
 {
 	struct sroce_qp *qp;
 
+	if (!sroce_rx_pkey_ok(bth)) {
+		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_PKEY);
+		return;
+	}
 	if (sroce_bth_qpn(bth) == SROCE_MCAST_QPN) {
 		sroce_mcast_rx(sdev, skb, bth, info, payload);
 		return;
@@ -130,6 +173,8 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 	}
 	if (!sroce_qp_takes(qp, info))
 		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_OPCODE);
+	else if (!sroce_rx_from_peer(qp, skb, ipv6))
+		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_SOURCE);
 	else if (info->flags & SROCE_OPF_RESP)
 		sroce_comp_recv(qp, skb, bth, info, payload);
 	else
@@ -194,7 +239,7 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 		goto drop;
 	}
 
-	sroce_rx(sdev, skb, bth, info, len);
+	sroce_rx(sdev, skb, ipv6, bth, info, len);
 	consume_skb(skb);
 	return 0;
 

@@ -234,11 +234,16 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_free_sq;
 	}
 
+	/*
+	 * The QPN is reserved first and the QP published last, once nothing
+	 * can fail: a packet must never find a QP that is then freed without
+	 * the wait sroce_destroy_qp() does.
+	 */
 	if (init->qp_type == IB_QPT_GSI) {
 		qpn = 1;
-		err = xa_insert(&sdev->qps, qpn, qp, GFP_KERNEL);
+		err = xa_insert(&sdev->qps, qpn, NULL, GFP_KERNEL);
 	} else {
-		err = xa_alloc_cyclic(&sdev->qps, &qpn, qp,
+		err = xa_alloc_cyclic(&sdev->qps, &qpn, NULL,
 				      XA_LIMIT(SROCE_FIRST_QPN,
 					       SROCE_QPN_MASK - 1),
 				      &sdev->qp_next, GFP_KERNEL);
@@ -253,6 +258,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			goto err_erase;
 	}
+	err = xa_err(xa_store(&sdev->qps, qpn, qp, GFP_KERNEL));
+	if (err)
+		goto err_erase;
 	return 0;
 
 err_erase:

@@ -485,7 +485,7 @@ static bool sroce_req_local_op(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	else
 		err = sroce_mr_invalidate(qp->sdev,
 					  wqe->wr.ex.invalidate_rkey,
-					  qp->ibqp.pd);
+					  qp->ibqp.pd, NULL);
 	if (err)
 		wqe->status = wqe->wr.opcode == IB_UVERBS_WR_BIND_MW ?
 			      IB_WC_MW_BIND_ERR : IB_WC_LOC_PROT_ERR;

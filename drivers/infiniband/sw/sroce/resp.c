@@ -72,6 +72,41 @@ void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak)
 	queue_work(sroce_qp_wq, &qp->resp.work);
 }
 
+/*
+ * UC: forget the message in progress; the next FIRST or ONLY starts again.
+ * The receive WQE, if one was taken, waits for that message.
+ */
+static void sroce_resp_uc_abandon(struct sroce_qp *qp)
+{
+	qp->resp.in_msg = 0;
+	qp->resp.recv_offset = 0;
+	qp->resp.write_resid = 0;
+}
+
+/*
+ * UC: drop a malformed message, which the IBTA asks of a UC responder
+ * (IBTA 9.9.3): the peer's garbage never fails the QP.
+ * Return: true for a UC QP, whose message was dropped.
+ */
+static bool sroce_resp_uc_drop(struct sroce_qp *qp)
+{
+	if (qp->type != IB_QPT_UC)
+		return false;
+	sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_MALFORMED);
+	sroce_resp_uc_abandon(qp);
+	return true;
+}
+
+/*
+ * Refuse a request. RC: it came in sequence from the QP's peer, so it is
+ * NAKed and the QP fails. UC: the message is dropped.
+ */
+static void sroce_resp_refuse(struct sroce_qp *qp, u32 psn, u8 nak)
+{
+	if (!sroce_resp_uc_drop(qp))
+		sroce_resp_fatal(qp, psn, nak);
+}
+
 static int sroce_resp_complete(struct sroce_qp *qp, struct ib_uverbs_wc *wc,
 			       bool solicited, u8 net_type)
 {
@@ -108,9 +143,6 @@ void sroce_resp_release(struct sroce_qp *qp)
 {
 	u32 i;
 
-	if (qp->resp.write_mr)
-		sroce_mr_put(qp->resp.write_mr);
-	qp->resp.write_mr = NULL;
 	for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++)
 		sroce_rd_res_clear(&qp->resp.rd_res[i]);
 	qp->resp.active_res = NULL;
@@ -184,7 +216,9 @@ static int sroce_resp_take_rwqe(struct sroce_qp *qp, u32 psn)
 			sroce_resp_send_ack(qp, psn, SROCE_AETH_RNR_NAK |
 					    qp->min_rnr_timer);
 		} else {
+			/* UC: the message is lost; the QP goes on. */
 			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+			sroce_resp_uc_abandon(qp);
 		}
 		return err;
 	}
@@ -223,9 +257,10 @@ static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_resp_hdr(skb, info, SROCE_HDR_IETH);
 		u32 rkey = be32_to_cpu(ieth->rkey);
 
-		if (sroce_mr_invalidate(qp->sdev, rkey, qp->ibqp.pd)) {
-			sroce_resp_complete_error(qp, IB_WC_LOC_QP_OP_ERR);
-			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_OP_ERR);
+		/* A refused invalidation is the peer's invalid request. */
+		if (sroce_mr_invalidate(qp->sdev, rkey, qp->ibqp.pd, qp)) {
+			sroce_resp_complete_error(qp, IB_WC_REM_INV_REQ_ERR);
+			sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 			return;
 		}
 		wc.ex.invalidate_rkey = rkey;
@@ -246,6 +281,8 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 	if (sroce_resp_take_rwqe(qp, psn))
 		return;
 	if (payload > qp->resp.rwqe.length - qp->resp.recv_offset) {
+		if (sroce_resp_uc_drop(qp))
+			return;
 		sroce_resp_complete_error(qp, IB_WC_LOC_LEN_ERR);
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
@@ -285,27 +322,23 @@ static bool sroce_resp_write_start(struct sroce_qp *qp, struct sk_buff *skb,
 						       SROCE_HDR_RETH);
 	u64 va = be64_to_cpu(reth->va);
 	u32 len = be32_to_cpu(reth->len);
+	u32 rkey = be32_to_cpu(reth->rkey);
+	struct sroce_mr *mr;
 
 	if (!(qp->access_flags & IB_ACCESS_REMOTE_WRITE)) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		sroce_resp_refuse(qp, psn, SROCE_NAK_INVALID_REQ);
 		return false;
 	}
 	if (len) {
-		qp->resp.write_mr = sroce_mr_get(qp->sdev,
-						 be32_to_cpu(reth->rkey),
-						 qp->ibqp.pd,
-						 IB_ACCESS_REMOTE_WRITE,
-						 va, len, qp);
-		if (!qp->resp.write_mr) {
-			if (qp->type == IB_QPT_UC)
-				sroce_stat_inc(qp->sdev,
-					       SROCE_STAT_RX_UC_DROPPED);
-			else
-				sroce_resp_fatal(qp, psn,
-						 SROCE_NAK_REM_ACCESS);
+		mr = sroce_mr_get(qp->sdev, rkey, qp->ibqp.pd,
+				  IB_ACCESS_REMOTE_WRITE, va, len, qp);
+		if (!mr) {
+			sroce_resp_refuse(qp, psn, SROCE_NAK_REM_ACCESS);
 			return false;
 		}
+		sroce_mr_put(mr);
 	}
+	qp->resp.write_rkey = rkey;
 	qp->resp.write_va = va;
 	qp->resp.write_resid = len;
 	qp->resp.write_len = len;
@@ -343,10 +376,34 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sk_buff *skb,
 
 static void sroce_resp_write_end(struct sroce_qp *qp)
 {
-	if (qp->resp.write_mr)
-		sroce_mr_put(qp->resp.write_mr);
-	qp->resp.write_mr = NULL;
 	qp->resp.in_msg = 0;
+	qp->resp.write_resid = 0;
+}
+
+/*
+ * Place a WRITE packet's payload. The rkey is looked up again for each
+ * packet: a region deregistered or invalidated in the middle of a message
+ * takes no more data, and nothing the peer does (or fails to do) keeps a
+ * region from being deregistered.
+ */
+static int sroce_resp_write_data(struct sroce_qp *qp, struct sk_buff *skb,
+				 const struct sroce_opcode_info *info,
+				 u32 payload)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	if (!payload)
+		return 0;
+	mr = sroce_mr_get(qp->sdev, qp->resp.write_rkey, qp->ibqp.pd,
+			  IB_ACCESS_REMOTE_WRITE, qp->resp.write_va, payload, qp);
+	if (!mr)
+		return -EACCES;
+	err = sroce_mr_copy_skb(mr, qp->resp.write_va, skb,
+				sroce_resp_payload_off(info), payload,
+				&qp->resp.miss);
+	sroce_mr_put(mr);
+	return err;
 }
 
 static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
@@ -363,7 +420,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 	if (payload > qp->resp.write_resid ||
 	    (last && payload != qp->resp.write_resid)) {
 		sroce_resp_write_end(qp);
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		sroce_resp_refuse(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
 	}
 	/* The receive WQE an immediate needs must exist before data lands. */
@@ -372,22 +429,14 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_resp_write_end(qp);
 		return;
 	}
-	err = payload ? sroce_mr_copy_skb(qp->resp.write_mr, qp->resp.write_va,
-					  skb, sroce_resp_payload_off(info),
-					  payload, &qp->resp.miss) : 0;
-	if (err == -EAGAIN) {
-		/* A first packet takes the region again when retried. */
-		if (info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY))
-			sroce_resp_write_end(qp);
-		if (sroce_resp_defer(qp, skb))
-			return;
-		sroce_resp_write_end(qp);
-		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
+	err = sroce_resp_write_data(qp, skb, info, payload);
+	/* A first packet is checked again when retried after a fault. */
+	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
 		return;
-	}
 	if (err) {
 		sroce_resp_write_end(qp);
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		sroce_resp_refuse(qp, psn, err == -EACCES || err == -EAGAIN ?
+				  SROCE_NAK_REM_ACCESS : SROCE_NAK_INVALID_REQ);
 		return;
 	}
 	qp->resp.write_va += payload;
@@ -407,31 +456,48 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 		qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 }
 
-/* UC: a gap abandons the message in progress (IBTA 9.7.5.1.7). */
+/*
+ * UC: a gap abandons the message in progress (IBTA 9.7.5.1.7), and so
+ * does a FIRST or ONLY, which always starts a new message; a MIDDLE or
+ * LAST of no message in progress is dropped. The expected PSN moves on
+ * only when a packet is placed, so that one waiting for a page fault is
+ * still in sequence when it is handled again.
+ */
 static bool sroce_resp_uc_psn(struct sroce_qp *qp,
 			      const struct sroce_opcode_info *info, u32 psn)
 {
-	if (psn != qp->resp.epsn && qp->resp.in_msg) {
+	bool starts = info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY);
+
+	if (qp->resp.in_msg && (psn != qp->resp.epsn || starts)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
-		if (qp->resp.in_msg == SROCE_OPF_WRITE)
-			sroce_resp_write_end(qp);
-		qp->resp.in_msg = 0;
-		qp->resp.recv_offset = 0;
+		sroce_resp_uc_abandon(qp);
 	}
-	qp->resp.epsn = sroce_psn_add(psn, 1);
 	if (!sroce_resp_opcode_ok(qp, info)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+		sroce_resp_uc_abandon(qp);
 		return false;
 	}
 	return true;
 }
+
+/*
+ * RC: a request further than this from the expected PSN, either way,
+ * cannot come from the peer, which has no more PSNs outstanding than
+ * that; it is dropped without an answer.
+ */
+#define SROCE_RESP_PSN_WINDOW	BIT(22)
 
 static bool sroce_resp_rc_psn(struct sroce_qp *qp, struct sk_buff *skb,
 			      const struct sroce_bth *bth,
 			      const struct sroce_opcode_info *info, u32 psn)
 {
 	enum sroce_psn_class class = sroce_psn_classify(psn, qp->resp.epsn);
+	s32 diff = sroce_psn_diff(psn, qp->resp.epsn);
 
+	if (abs(diff) >= SROCE_RESP_PSN_WINDOW) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_PSN_OUT_OF_WINDOW);
+		return false;
+	}
 	if (class == SROCE_PSN_AHEAD) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_OUT_OF_SEQUENCE);
 		if (!qp->resp.nak_sent) {
@@ -557,7 +623,7 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 				    !sroce_resp_rc_psn(qp, skb, bth, info, psn))
 		return;
 	if (!sroce_resp_size_ok(qp, info, payload)) {
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		sroce_resp_refuse(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
 	}
 
@@ -566,15 +632,15 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 	else if (info->flags & SROCE_OPF_WRITE)
 		sroce_resp_write(qp, skb, bth, info, psn, payload);
 	else if (info->flags & SROCE_OPF_READ)
-		sroce_resp_read(qp, skb, info, psn, false);
+		sroce_resp_read(qp, skb, info, psn);
 	else if (info->flags & SROCE_OPF_ATOMIC)
 		sroce_resp_atomic(qp, skb, bth, info, psn);
 	else if (info->flags & SROCE_OPF_ATOMIC_WRITE)
 		sroce_resp_atomic_write(qp, skb, info, psn, payload);
 	else if (info->flags & SROCE_OPF_FLUSH)
-		sroce_resp_flush(qp, skb, info, psn, false);
+		sroce_resp_flush(qp, skb, info, psn);
 	else
-		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
+		sroce_resp_refuse(qp, psn, SROCE_NAK_INVALID_REQ);
 
 	/* ACKs are coalesced: the requester asks for them. */
 	if (qp->type == IB_QPT_RC && sroce_bth_ackreq(bth) && !qp->resp.fatal &&
@@ -599,7 +665,7 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		     const struct sroce_opcode_info *info, u32 payload)
 {
 	spin_lock(&qp->resp.lock);
-	if (qp->resp.busy && sroce_resp_rereads(qp, bth, info))
+	if (qp->resp.busy && sroce_resp_rereads(qp, skb, bth, info))
 		sroce_resp_abort_read(qp);
 	if (qp->resp.busy) {
 		if (skb_queue_len(&qp->resp.backlog) < SROCE_RESP_BACKLOG)

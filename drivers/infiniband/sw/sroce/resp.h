@@ -22,24 +22,42 @@ struct sroce_mr;
 struct sroce_qp;
 struct sroce_srq;
 
+/* What a responder resource keeps. */
+enum sroce_rd_res_kind {
+	SROCE_RES_NONE,
+	SROCE_RES_READ,
+	SROCE_RES_FLUSH,
+	SROCE_RES_ATOMIC,
+};
+
 /**
- * struct sroce_rd_res - a responder resource: a READ or atomic in progress
+ * struct sroce_rd_res - a responder resource: a READ, FLUSH or atomic
+ * request carried out, kept so that a duplicate of it can be answered
+ * @kind: enum sroce_rd_res_kind
  * @psn: PSN of the request (READ: of the first response)
  * @last_psn: PSN of the last response
- * @is_atomic: an atomic (replay cache) rather than a READ
+ * @rkey: the request's rkey
+ * @req_va: the request's address
+ * @req_len: READ: the request's length
  * @atomic_orig: the value returned for an atomic
- * @mr: READ: the region read from; a reference is held
+ * @replay: the READ responses answer a duplicate request
  * @va: READ: the address of the next byte to send
  * @resid: READ: bytes left to send
  * @next_psn: READ: PSN of the next response
- * @length: READ: the whole request's length
+ * @length: READ: the length of the request being answered
+ *
+ * No reference on a region is kept: each READ response looks the rkey up
+ * again, so that a region can be deregistered whatever the peer does.
  */
 struct sroce_rd_res {
+	u8			kind;
+	bool			replay;
 	u32			psn;
 	u32			last_psn;
-	bool			is_atomic;
+	u32			rkey;
+	u64			req_va;
+	u32			req_len;
 	u64			atomic_orig;
-	struct sroce_mr		*mr;
 	u64			va;
 	u32			resid;
 	u32			next_psn;
@@ -73,7 +91,8 @@ struct sroce_rd_res {
  *	faults them in
  * @nofault: the last fault failed: a missing page is an access error
  * @active_res: the READ whose responses @work sends
- * @write_mr: the region an RDMA WRITE in progress targets; a reference
+ * @write_rkey: the rkey of the RDMA WRITE in progress, looked up again for
+ *	each packet: no reference on the region is held between packets
  * @write_va: where the next WRITE payload goes
  * @write_resid: WRITE bytes still expected
  * @write_len: the WRITE's whole length
@@ -105,7 +124,7 @@ struct sroce_resp {
 	struct sroce_odp_miss	miss;
 	bool			nofault;
 	struct sroce_rd_res	*active_res;
-	struct sroce_mr		*write_mr;
+	u32			write_rkey;
 	u64			write_va;
 	u32			write_resid;
 	u32			write_len;
@@ -134,11 +153,9 @@ void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak);
 bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_rd_res_clear(struct sroce_rd_res *res);
 void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
-		     const struct sroce_opcode_info *info, u32 psn,
-		     bool duplicate);
+		     const struct sroce_opcode_info *info, u32 psn);
 void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
-		      const struct sroce_opcode_info *info, u32 psn,
-		      bool duplicate);
+		      const struct sroce_opcode_info *info, u32 psn);
 bool sroce_resp_atomic_exec(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
 			    u32 rkey, int access, u64 va,
 			    struct sroce_atomic_op *op);
@@ -148,7 +165,8 @@ void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
 			  const struct sroce_bth *bth,
 			  const struct sroce_opcode_info *info, u32 psn);
-bool sroce_resp_rereads(struct sroce_qp *qp, const struct sroce_bth *bth,
+bool sroce_resp_rereads(struct sroce_qp *qp, struct sk_buff *skb,
+			const struct sroce_bth *bth,
 			const struct sroce_opcode_info *info);
 void sroce_resp_abort_read(struct sroce_qp *qp);
 bool sroce_resp_read_resume(struct sroce_qp *qp);

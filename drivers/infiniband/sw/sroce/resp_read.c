@@ -25,11 +25,9 @@
 /* READ response packets sent from softirq before deferring to the work. */
 #define SROCE_RESP_BUDGET	64
 
-/* Release what a responder resource holds. */
+/* Forget a responder resource. */
 void sroce_rd_res_clear(struct sroce_rd_res *res)
 {
-	if (res->mr)
-		sroce_mr_put(res->mr);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -43,6 +41,22 @@ static struct sroce_rd_res *sroce_resp_new_res(struct sroce_qp *qp)
 	return res;
 }
 
+/*
+ * The region a READ reads from is gone or no longer allows it: the READ
+ * fails, unless it answers a duplicate, which is simply not answered.
+ * Return: true, the responses are over.
+ */
+static bool sroce_resp_read_lost(struct sroce_qp *qp, struct sroce_rd_res *res)
+{
+	if (res->replay) {
+		res->replay = false;
+		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUP_REFUSED);
+	} else {
+		sroce_resp_fatal(qp, res->next_psn, SROCE_NAK_REM_ACCESS);
+	}
+	return true;
+}
+
 /* Send READ responses until done or out of budget. Return: true when done. */
 static bool sroce_resp_read_continue(struct sroce_qp *qp,
 				     struct sroce_rd_res *res,
@@ -53,9 +67,11 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 		bool first = res->resid == res->length;
 		bool last = res->resid <= qp->mtu;
 		u32 payload = min(res->resid, qp->mtu);
+		struct sroce_mr *mr = NULL;
 		struct sroce_pkt pkt;
 		u8 opcode;
 		void *data;
+		int err;
 
 		if (sroce_tx_throttled(qp, SROCE_TXW_RESP)) {
 			/* Going on when the packets sent so far have left. */
@@ -71,8 +87,21 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 			return false;
 		}
-		if (payload && sroce_mr_copy_from(res->mr, res->va, data,
-						  payload, &qp->resp.miss)) {
+		if (payload) {
+			/* The region may have gone since the last response. */
+			mr = sroce_mr_get(qp->sdev, res->rkey, qp->ibqp.pd,
+					  IB_ACCESS_REMOTE_READ, res->va, payload,
+					  qp);
+			if (!mr) {
+				sroce_pkt_free(&pkt);
+				return sroce_resp_read_lost(qp, res);
+			}
+		}
+		err = mr ? sroce_mr_copy_from(mr, res->va, data, payload,
+					      &qp->resp.miss) : 0;
+		if (mr)
+			sroce_mr_put(mr);
+		if (err) {
 			/* The work item goes on once the pages are in. */
 			sroce_pkt_free(&pkt);
 			if (qp->resp.nofault) {
@@ -98,10 +127,7 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 		res->resid -= payload;
 		res->next_psn = sroce_psn_add(res->next_psn, 1);
 		if (last) {
-			/* The data can go; the PSNs stay for duplicates. */
-			if (res->mr)
-				sroce_mr_put(res->mr);
-			res->mr = NULL;
+			res->replay = false;
 			return true;
 		}
 	}
@@ -120,8 +146,7 @@ static void sroce_resp_read_start(struct sroce_qp *qp, struct sroce_rd_res *res)
 }
 
 void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
-		     const struct sroce_opcode_info *info, u32 psn,
-		     bool duplicate)
+		     const struct sroce_opcode_info *info, u32 psn)
 {
 	const struct sroce_reth *reth = sroce_resp_hdr(skb, info,
 						       SROCE_HDR_RETH);
@@ -146,21 +171,23 @@ void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
 			return;
 		}
+		sroce_mr_put(mr);
 	}
 
 	res = sroce_resp_new_res(qp);
+	res->kind = SROCE_RES_READ;
 	res->psn = psn;
-	res->mr = mr;
+	res->rkey = rkey;
+	res->req_va = va;
+	res->req_len = len;
 	res->va = va;
 	res->resid = len;
 	res->length = len;
 	res->next_psn = psn;
 	res->last_psn = sroce_psn_add(psn,
 				      max(1U, DIV_ROUND_UP(len, qp->mtu)) - 1);
-	if (!duplicate) {
-		qp->resp.epsn = sroce_psn_add(res->last_psn, 1);
-		qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
-	}
+	qp->resp.epsn = sroce_psn_add(res->last_psn, 1);
+	qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 	sroce_resp_read_start(qp, res);
 }
 
@@ -172,8 +199,7 @@ void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,
  * again. Persistent placement is refused: no region is persistent memory.
  */
 void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
-		      const struct sroce_opcode_info *info, u32 psn,
-		      bool duplicate)
+		      const struct sroce_opcode_info *info, u32 psn)
 {
 	const struct sroce_feth *feth = sroce_resp_hdr(skb, info,
 						       SROCE_HDR_FETH);
@@ -204,13 +230,14 @@ void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
 	smp_mb();
 
 	res = sroce_resp_new_res(qp);
+	res->kind = SROCE_RES_FLUSH;
 	res->psn = psn;
+	res->rkey = be32_to_cpu(reth->rkey);
+	res->req_va = be64_to_cpu(reth->va);
 	res->next_psn = psn;
 	res->last_psn = psn;
-	if (!duplicate) {
-		qp->resp.epsn = sroce_psn_add(psn, 1);
-		qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
-	}
+	qp->resp.epsn = sroce_psn_add(psn, 1);
+	qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
 	sroce_resp_read_start(qp, res);
 }
 
@@ -303,9 +330,11 @@ void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 
 	/* Kept so that a duplicate request gets the same answer. */
 	res = sroce_resp_new_res(qp);
+	res->kind = SROCE_RES_ATOMIC;
 	res->psn = psn;
 	res->last_psn = psn;
-	res->is_atomic = true;
+	res->rkey = be32_to_cpu(atm->rkey);
+	res->req_va = va;
 	res->atomic_orig = orig;
 
 	qp->resp.epsn = sroce_psn_add(psn, 1);
@@ -313,36 +342,133 @@ void sroce_resp_atomic(struct sroce_qp *qp, struct sk_buff *skb,
 	sroce_resp_atomic_ack(qp, psn, orig);
 }
 
+/*
+ * The saved request a duplicate READ, FLUSH or atomic request repeats: one
+ * of the same kind whose PSNs hold the duplicate's, on the same rkey. A
+ * READ may ask again for part of its responses only (IBTA 9.7.5.1.1): from
+ * the address where the first response asked for starts, and no further
+ * than the saved request.
+ */
+static struct sroce_rd_res *sroce_resp_match(struct sroce_qp *qp,
+					     struct sk_buff *skb,
+					     const struct sroce_opcode_info *info,
+					     u32 psn)
+{
+	const struct sroce_reth *reth = NULL;
+	const struct sroce_atmeth *atm = NULL;
+	u8 kind;
+	u32 rkey;
+	u64 va;
+	u32 i;
+
+	if (info->flags & SROCE_OPF_READ) {
+		kind = SROCE_RES_READ;
+		reth = sroce_resp_hdr(skb, info, SROCE_HDR_RETH);
+	} else if (info->flags & SROCE_OPF_FLUSH) {
+		kind = SROCE_RES_FLUSH;
+		reth = sroce_resp_hdr(skb, info, SROCE_HDR_RETH);
+	} else {
+		kind = SROCE_RES_ATOMIC;
+		atm = sroce_resp_hdr(skb, info, SROCE_HDR_ATMETH);
+	}
+	rkey = be32_to_cpu(reth ? reth->rkey : atm->rkey);
+	va = be64_to_cpu(reth ? reth->va : atm->va);
+
+	for (i = 0; i < qp->max_dest_rd_atomic; i++) {
+		struct sroce_rd_res *res = &qp->resp.rd_res[i];
+		u64 skip;
+
+		if (res->kind != kind || res->rkey != rkey ||
+		    !sroce_psn_in_range(psn, res->psn, res->last_psn))
+			continue;
+		if (kind != SROCE_RES_READ)
+			return res->req_va == va ? res : NULL;
+		skip = (u64)sroce_psn_diff(psn, res->psn) * qp->mtu;
+		if (va - res->req_va == skip &&
+		    be32_to_cpu(reth->len) <= res->req_len - skip)
+			return res;
+		return NULL;
+	}
+	return NULL;
+}
+
+/* Send again the responses of a READ a duplicate request asks for. */
+static void sroce_resp_reread(struct sroce_qp *qp, struct sk_buff *skb,
+			      const struct sroce_opcode_info *info, u32 psn,
+			      struct sroce_rd_res *res)
+{
+	const struct sroce_reth *reth = sroce_resp_hdr(skb, info,
+						       SROCE_HDR_RETH);
+	u64 va = be64_to_cpu(reth->va);
+	u32 len = be32_to_cpu(reth->len);
+	struct sroce_mr *mr;
+
+	/* The region is checked again; a peer can no longer read it. */
+	if (len) {
+		mr = sroce_mr_get(qp->sdev, res->rkey, qp->ibqp.pd,
+				  IB_ACCESS_REMOTE_READ, va, len, qp);
+		if (!mr) {
+			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUP_REFUSED);
+			return;
+		}
+		sroce_mr_put(mr);
+	}
+	sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUPLICATE);
+	res->va = va;
+	res->resid = len;
+	res->length = len;
+	res->next_psn = psn;
+	res->replay = true;
+	sroce_resp_read_start(qp, res);
+}
+
+/**
+ * sroce_resp_duplicate() - answer a request the responder has seen before
+ * @qp: the RC QP; resp.lock held
+ * @skb: the request
+ * @bth: its BTH
+ * @info: its opcode
+ * @psn: its PSN, behind the expected one
+ *
+ * Nothing is executed again: a READ, FLUSH or atomic request is answered
+ * from the responder resource that saved it, and anything else gets an ACK
+ * when it asks for one. A duplicate that matches no saved request, or a
+ * READ whose region can no longer be read, is dropped and counted; no
+ * duplicate changes the QP's state.
+ */
 void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
 			  const struct sroce_bth *bth,
 			  const struct sroce_opcode_info *info, u32 psn)
 {
-	u32 i;
+	struct sroce_rd_res *res;
 
-	sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUPLICATE);
-	if (info->flags & SROCE_OPF_READ) {
-		/* Reading again is harmless; the rkey is checked again. */
-		sroce_resp_read(qp, skb, info, psn, true);
-		return;
-	}
-	if (info->flags & SROCE_OPF_FLUSH) {
-		/* Flushing again is harmless too. */
-		sroce_resp_flush(qp, skb, info, psn, true);
-		return;
-	}
-	if (info->flags & SROCE_OPF_ATOMIC) {
-		for (i = 0; i < qp->max_dest_rd_atomic; i++) {
-			struct sroce_rd_res *res = &qp->resp.rd_res[i];
-
-			if (res->is_atomic && res->psn == psn) {
-				sroce_resp_atomic_ack(qp, psn,
-						      res->atomic_orig);
-				return;
-			}
+	if (info->flags & (SROCE_OPF_READ | SROCE_OPF_FLUSH |
+			   SROCE_OPF_ATOMIC)) {
+		res = sroce_resp_match(qp, skb, info, psn);
+		if (!res) {
+			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUP_NO_MATCH);
+			return;
 		}
-		/* Too old to answer: the requester will time out. */
+		if (res->kind == SROCE_RES_READ) {
+			sroce_resp_reread(qp, skb, info, psn, res);
+		} else if (res->kind == SROCE_RES_ATOMIC) {
+			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUPLICATE);
+			sroce_resp_atomic_ack(qp, psn, res->atomic_orig);
+		} else {
+			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUPLICATE);
+			/*
+			 * Flushing again is harmless; it is answered again,
+			 * after the stores of earlier requests as before.
+			 */
+			smp_mb();
+			res->resid = 0;
+			res->length = 0;
+			res->next_psn = psn;
+			sroce_resp_read_start(qp, res);
+		}
 		return;
 	}
+	sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUPLICATE);
 	if (sroce_bth_ackreq(bth) || (info->flags & (SROCE_OPF_LAST |
 						     SROCE_OPF_ONLY)))
 		sroce_resp_ack(qp, sroce_psn_add(qp->resp.epsn, -1));
@@ -352,9 +478,10 @@ void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
  * A READ request for PSNs of the READ being answered, or of an earlier one,
  * means the requester lost responses and went back (IBTA 9.7.5.1.1): the
  * rest of the stream is of no use to it. A request for a later READ (the
- * requester re-sending what followed) waits its turn.
+ * requester re-sending what followed) waits its turn. Only a request that
+ * matches a saved READ counts: anything else cannot stop the stream.
  */
-bool sroce_resp_rereads(struct sroce_qp *qp,
+bool sroce_resp_rereads(struct sroce_qp *qp, struct sk_buff *skb,
 			const struct sroce_bth *bth,
 			const struct sroce_opcode_info *info)
 {
@@ -363,7 +490,8 @@ bool sroce_resp_rereads(struct sroce_qp *qp,
 	return qp->type == IB_QPT_RC && (info->flags & SROCE_OPF_READ) &&
 	       qp->resp.active_res &&
 	       sroce_psn_classify(psn, qp->resp.epsn) == SROCE_PSN_DUPLICATE &&
-	       sroce_psn_diff(psn, qp->resp.active_res->last_psn) <= 0;
+	       sroce_psn_diff(psn, qp->resp.active_res->last_psn) <= 0 &&
+	       sroce_resp_match(qp, skb, info, psn);
 }
 
 /*
@@ -374,10 +502,8 @@ void sroce_resp_abort_read(struct sroce_qp *qp)
 {
 	struct sroce_rd_res *res = qp->resp.active_res;
 
-	if (res && res->mr) {
-		sroce_mr_put(res->mr);
-		res->mr = NULL;
-	}
+	if (res)
+		res->replay = false;
 	qp->resp.active_res = NULL;
 	qp->resp.busy = false;
 	qp->resp.congested = false;

@@ -41,6 +41,12 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_ODP_FAULT_ERR].name = "odp_page_fault_errors",
 	[SROCE_STAT_CQ_OVERFLOW].name = "cq_overflow",
 	[SROCE_STAT_RX_BACKLOG_FULL].name = "rx_backlog_full",
+	[SROCE_STAT_RX_BAD_SOURCE].name = "rx_bad_source",
+	[SROCE_STAT_RX_BAD_PKEY].name = "rx_bad_pkey",
+	[SROCE_STAT_RX_PSN_OUT_OF_WINDOW].name = "rx_psn_out_of_window",
+	[SROCE_STAT_RX_DUP_NO_MATCH].name = "rx_dup_no_match",
+	[SROCE_STAT_RX_DUP_REFUSED].name = "rx_dup_refused",
+	[SROCE_STAT_RX_UC_MALFORMED].name = "rx_uc_malformed",
 };
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
