@@ -378,13 +378,22 @@ def invalidate_tests(victim, peer):
     tap(wc is not None and wc.status != e.IBV_WC_SUCCESS,
         "... and the receive WQE completes in error",
         "no completion" if wc is None else "status %d" % wc.status)
+    # Nor may the region's owner invalidate it locally.
+    v3, p3 = pair(victim, peer, e.IBV_QPT_RC)
+    wr = SendWR(wr_id=8, opcode=e.IBV_WR_LOCAL_INV, num_sge=0)
+    wr.imm_data = victim.mr.rkey
+    v3.post_send(wr)
+    wc = poll_one(victim.scq, 10)
+    tap(wc is not None and wc.status == e.IBV_WC_LOC_PROT_ERR,
+        "LOCAL_INV of an ordinary region: a local protection error",
+        "no completion" if wc is None else "status %d" % wc.status)
     # The region's key still works, through a fresh connection.
     v2, p2 = pair(victim, peer, e.IBV_QPT_RC)
     why = rdma(peer, p2, victim, e.IBV_WR_RDMA_READ, 60, READ_OFF)
     why = why or rdma(peer, p2, victim, e.IBV_WR_RDMA_WRITE, 61, WRITE_OFF)
     tap(why is None, "the region was not invalidated: READ and WRITE "
         "through its rkey still work", why)
-    del v, p, v2, p2
+    del v, p, v2, p2, v3, p3
 
 
 def main():

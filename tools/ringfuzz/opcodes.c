@@ -47,7 +47,9 @@ struct bench {
 	struct ibv_mr	*bmr;		/* b's memory: targets */
 	struct ibv_mr	*rbuf;		/* b's receive buffers */
 	struct ibv_mr	*arbuf;		/* a's receive buffers */
-	struct ibv_mr	*victim;	/* a key to invalidate */
+	struct ibv_mr	*victim;	/* memory behind a key to invalidate */
+	struct ibv_mw	*vmw;		/* type 2 window on it: the key */
+	uint32_t	vkey;		/* the window's rkey once bound */
 	struct ibv_mw	*mw;		/* type 2 window for BIND_MW */
 	unsigned int	next_recv;	/* b's next receive slot */
 	unsigned int	next_arecv;
@@ -176,6 +178,8 @@ static void bench_free(struct bench *t)
 	rf_qp_destroy(&t->b);
 	if (t->mw)
 		ibv_dealloc_mw(t->mw);
+	if (t->vmw)
+		ibv_dealloc_mw(t->vmw);
 	if (t->ah)
 		ibv_destroy_ah(t->ah);
 	rf_mr_free(t->amr);
@@ -240,7 +244,7 @@ static int bench_init(struct bench *t, struct rf_dev *d, enum ibv_qp_type type)
 	t->bmr = rf_mr(d, BUF_SIZE, access);
 	t->rbuf = rf_mr(d, NRECV * RSLOT, IBV_ACCESS_LOCAL_WRITE);
 	t->arbuf = rf_mr(d, NRECV * RSLOT, IBV_ACCESS_LOCAL_WRITE);
-	t->victim = rf_mr(d, 4096, ACCESS_ALL);
+	t->victim = rf_mr(d, 4096, ACCESS_ALL | IBV_ACCESS_MW_BIND);
 	if (!t->amr || !t->bmr || !t->rbuf || !t->arbuf || !t->victim)
 		return fail(t, "ibv_reg_mr: %s", strerror(errno));
 	if (rf_qp_create(d, &t->a, type, t->scq_a, t->rcq_a, NULL, 16, true) ||
@@ -477,6 +481,34 @@ static int valid_write(struct bench *t, int imm)
 		       "written data");
 }
 
+/*
+ * Only a fast-registration region or a type 2 window may be invalidated,
+ * and a window only by a SEND_WITH_INV arriving on the QP it is bound to:
+ * bind a type 2 window over the victim region through @qp.
+ */
+static int bind_victim(struct bench *t, struct ibv_qp *qp, struct ibv_cq *scq)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 12, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	t->vmw = ibv_alloc_mw(t->d->pd, IBV_MW_TYPE_2);
+	if (!t->vmw)
+		return fail(t, "ibv_alloc_mw(type 2): %s", strerror(errno));
+	t->vkey = ibv_inc_rkey(t->vmw->rkey);
+	wr.bind_mw.mw = t->vmw;
+	wr.bind_mw.rkey = t->vkey;
+	wr.bind_mw.bind_info.mr = t->victim;
+	wr.bind_mw.bind_info.addr = (uintptr_t)t->victim->addr;
+	wr.bind_mw.bind_info.length = t->victim->length;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_post_send(qp, &wr, &bad))
+		return fail(t, "BIND_MW of the victim window: %s",
+			    strerror(errno));
+	return wait_ok(t, scq, 12, IBV_WC_BIND_MW, "BIND_MW of the victim window");
+}
+
 static int valid_send(struct bench *t, enum ibv_wr_opcode op)
 {
 	uint32_t grh = t->type == IBV_QPT_UD ? RF_UD_GRH : 0;
@@ -496,7 +528,10 @@ static int valid_send(struct bench *t, enum ibv_wr_opcode op)
 		wr.imm_data = htobe32(IMM);
 		flags = IBV_WC_WITH_IMM;
 	} else if (op == IBV_WR_SEND_WITH_INV) {
-		wr.invalidate_rkey = t->victim->rkey;
+		/* b's window, bound through b's QP, which the SEND reaches. */
+		if (bind_victim(t, t->b.qp, t->scq_b))
+			return -1;
+		wr.invalidate_rkey = t->vkey;
 		flags = IBV_WC_WITH_INV;
 	}
 	if (t->type == IBV_QPT_UD)
@@ -512,15 +547,15 @@ static int valid_send(struct bench *t, enum ibv_wr_opcode op)
 			    wc.opcode, wc.byte_len, wc.wc_flags);
 	if ((flags & IBV_WC_WITH_IMM) && be32toh(wc.imm_data) != IMM)
 		return fail(t, "receiver: immediate 0x%x", be32toh(wc.imm_data));
-	if ((flags & IBV_WC_WITH_INV) && wc.invalidated_rkey != t->victim->rkey)
+	if ((flags & IBV_WC_WITH_INV) && wc.invalidated_rkey != t->vkey)
 		return fail(t, "receiver: invalidated key 0x%x, sent 0x%x",
-			    wc.invalidated_rkey, t->victim->rkey);
+			    wc.invalidated_rkey, t->vkey);
 	if (compare(t, b_recv_data(t, slot), t->key, OP_LEN, "payload"))
 		return -1;
 	if (op != IBV_WR_SEND_WITH_INV)
 		return 0;
 	return key_dead(t, t->a.qp, t->scq_a, t->rcq_b, t->amr, t->victim,
-			t->victim->rkey, 100 + t->next_recv++);
+			t->vkey, 100 + t->next_recv++);
 }
 
 static int valid_read(struct bench *t)
@@ -589,15 +624,17 @@ static int valid_local_inv(struct bench *t)
 	struct ibv_send_wr wr = {
 		.wr_id = 10, .opcode = IBV_WR_LOCAL_INV,
 		.send_flags = IBV_SEND_SIGNALED,
-		.invalidate_rkey = t->victim->rkey,
 	};
 
+	if (bind_victim(t, t->a.qp, t->scq_a))
+		return -1;
+	wr.invalidate_rkey = t->vkey;
 	if (post_a(t, &wr) ||
 	    wait_ok(t, t->scq_a, 10, IBV_WC_LOCAL_INV, "LOCAL_INV"))
 		return -1;
 	/* The region is a's: b writes to it. */
 	return key_dead(t, t->b.qp, t->scq_b, t->rcq_a, t->rbuf, t->victim,
-			t->victim->rkey, 100 + t->next_arecv++);
+			t->vkey, 100 + t->next_arecv++);
 }
 
 /* Bind a type 2 window on a's region, then b writes through it. */
