@@ -184,6 +184,21 @@ kill_reason=
 boot_crashed=
 # Seconds the last boot waited for CPU slots before it started.
 boot_waited=0
+# Host CPU time (clock ticks) of each VM of the last boot, by role, and of
+# each VM when each scenario began and ended, by "ROLE/NAME": what a boot
+# and a scenario cost the machine, beside their wall time.
+declare -A cpu_now cpu_begin cpu_end
+
+# vm_cpu_sample ROLES...: the QEMU processes' user and system time so far.
+vm_cpu_sample() {
+	local i=0 r f
+	for r in "$@"; do
+		if read -r -a f 2>/dev/null <"/proc/${VM_PIDS[$i]}/stat"; then
+			cpu_now[$r]=$((f[13] + f[14]))
+		fi
+		i=$((i + 1))
+	done
+}
 # What marks a kernel report on a console.
 BOOT_REPORT_RE='(BUG:|Kernel panic|general protection fault)'
 
@@ -210,6 +225,7 @@ run_boot() {
 		echo "$name $(limit "$name") ${s_file[$name]}"
 	done >"$bootdir/scenarios"
 	seen_begin=() seen_end=() kill_reason= boot_crashed=
+	cpu_now=() cpu_begin=() cpu_end=()
 
 	# The boot's cost leaves out the wait for CPU slots (boot_waited).
 	t0=$SECONDS
@@ -238,6 +254,7 @@ run_boot() {
 	while vm_alive; do
 		sleep 0.5
 		now=$SECONDS
+		vm_cpu_sample "${roles[@]}"
 		for r in "${roles[@]}"; do
 			if [ -z "${ready[$r]:-}" ] && [ -e "$bootdir/$r/ready" ]; then
 				ready[$r]=1
@@ -256,9 +273,11 @@ run_boot() {
 			for name in "${list[@]}"; do
 				if [ -z "${seen_begin[$r/$name]:-}" ] && [ -e "$bootdir/$r/$name.begin" ]; then
 					seen_begin[$r/$name]=$now
+					cpu_begin[$r/$name]=${cpu_now[$r]:-0}
 				fi
 				if [ -z "${seen_end[$r/$name]:-}" ] && [ -e "$bootdir/$r/$name.end" ]; then
 					seen_end[$r/$name]=$now
+					cpu_end[$r/$name]=${cpu_now[$r]:-0}
 				fi
 				if [ -n "${seen_begin[$r/$name]:-}" ] && [ -z "${seen_end[$r/$name]:-}" ]; then
 					cur=$name
@@ -348,6 +367,12 @@ console_since() {
 	awk -v m="srocevm: begin $2" 'index($0, m) { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' "$1"
 }
 
+# cpu_note ROLE/NAME: ", N CPU-s" the VM spent on the scenario, if known.
+cpu_note() {
+	[ -n "${cpu_end[$1]:-}" ] || return 0
+	echo ", $(((cpu_end[$1] - cpu_begin[$1]) / $(getconf CLK_TCK))) CPU-s"
+}
+
 # report_scenario KNAME NAME BOOTDIR TOPO
 report_scenario() {
 	local k=$1 name=$2 bootdir=$3 topo=$4 r prefix base end rc cleanup why splats leaks took
@@ -380,7 +405,7 @@ report_scenario() {
 			esac
 			[ "$cleanup" = ok ] || problems+=("cleanup after the scenario: $cleanup")
 			took=$(($(stat -c %Y "$base.end") - $(stat -c %Y "$base.begin")))
-			note "$prefix took $took s"
+			note "$prefix took $took s$(cpu_note "$r/$name")"
 			[ "$took" -gt "$longest" ] && longest=$took
 		fi
 		[ -n "$tap_bail" ] && problems+=("bailed out: $tap_bail")
@@ -485,7 +510,10 @@ run_group() {
 		scen_secs=0 boot_waited=0
 		run_boot "$bootdir" "$topo" "${pending[@]}"
 		t0=$((t0 + boot_waited)) at=$((at + boot_waited))
+		local cpu=0 r
+		for r in "${!cpu_now[@]}"; do cpu=$((cpu + cpu_now[$r])); done
 		note "$k: boot $boot_id took $((SECONDS - t0)) s, started at +$at s"
+		note "$k: boot $boot_id used $((cpu / $(getconf CLK_TCK))) CPU-s of $(((SECONDS - t0) * smp * ${#cpu_now[@]})) slot-s"
 		[ -n "$kill_reason" ] && note "$k: boot $boot_id stopped: $kill_reason"
 		grep -h FAILED "$bootdir"/[ab]/boot.info 2>/dev/null | while read -r line; do
 			note "$k: boot $boot_id: $line"

@@ -218,9 +218,14 @@ wait_until() {
 	local limit=$(($1 * SROCE_SLOW)) start=$SECONDS
 	shift
 	while ! "$@" >/dev/null 2>&1; do
-		[ $((SECONDS - start)) -ge "$limit" ] && return 1
+		if [ $((SECONDS - start)) -ge "$limit" ]; then
+			log "gave up after $((SECONDS - start)) s: $*"
+			return 1
+		fi
 		sleep 0.2
 	done
+	# Long waits show in the log, where the budget is looked for.
+	[ $((SECONDS - start)) -lt 5 ] || log "waited $((SECONDS - start)) s: $*"
 }
 
 # check_wait DESC SECONDS CMD [ARGS...]: ok once CMD succeeds within SECONDS.
@@ -457,26 +462,40 @@ port_is() {
 }
 
 # Sysfs GID table of port 1: lines "INDEX GID TYPE NETDEV", TYPE with "_"
-# for blanks. One grep reads the whole table and builtins the rest: the
-# table has hundreds of entries and a process costs tens of milliseconds
-# in a TCG guest (seconds on the debug kernel).
+# for blanks. Builtins only, and only the used part of the table: the RDMA
+# core fills the lowest free index first, so after 64 empty entries in a
+# row nothing follows (a scenario would have to delete more addresses
+# than that to leave a wider hole). A process or a sysfs file costs
+# milliseconds in a TCG guest and far more on the debug kernel, and the
+# table has 1024 entries.
 gid_table() {
-	local p=/sys/class/infiniband/$1/ports/1 f i g t n
-	grep -H -v '^0000:0000:0000:0000:0000:0000:0000:0000$' "$p"/gids/* 2>/dev/null |
-		while IFS=: read -r f g; do
-			i=${f##*/} t= n=
-			read -r t 2>/dev/null <"$p/gid_attrs/types/$i"
-			read -r n 2>/dev/null <"$p/gid_attrs/ndevs/$i"
-			echo "$i $g ${t// /_} $n"
-		done | sort -n
+	local p=/sys/class/infiniband/$1/ports/1 i g t n empty=0
+	for ((i = 0; empty < 64; i++)); do
+		[ -e "$p/gids/$i" ] || break
+		g=
+		read -r g 2>/dev/null <"$p/gids/$i"
+		if [ -z "$g" ] || [ "$g" = 0000:0000:0000:0000:0000:0000:0000:0000 ]; then
+			empty=$((empty + 1))
+			continue
+		fi
+		empty=0 t= n=
+		read -r t 2>/dev/null <"$p/gid_attrs/types/$i"
+		read -r n 2>/dev/null <"$p/gid_attrs/ndevs/$i"
+		echo "$i $g ${t// /_} $n"
+	done
 }
 
 # gid_index DEV GID [TYPE]: index of GID (sysfs notation) in the port's
 # table, of TYPE ("RoCE v2" by default).
 gid_index() {
-	local want=${3:-RoCE v2}
-	gid_table "$1" | awk -v g="$2" -v t="${want// /_}" '$2 == g && $3 == t { print $1; found = 1; exit }
-		END { exit !found }'
+	local want=${3:-RoCE v2} i g t n
+	while read -r i g t n; do
+		if [ "$g" = "$2" ] && [ "$t" = "${want// /_}" ]; then
+			echo "$i"
+			return 0
+		fi
+	done < <(gid_table "$1")
+	return 1
 }
 
 # gid_v4 ADDR: the RoCE GID of an IPv4 address (::ffff:a.b.c.d).
