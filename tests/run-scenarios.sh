@@ -31,7 +31,7 @@
 # lockdep, refcount_t, kmemleak... reports while it ran).
 #
 # Groups run as jobs side by side, each boot holding one of the machine's
-# CPU slots per vCPU (SROCE_VM_SLOTS, default nproc; see tests/vm/README.md);
+# CPU slots per vCPU (SROCE_VM_SLOTS, default nproc + 1; see tests/vm/README.md);
 # a long group is split over several boots (SROCE_VM_SPLIT=0: never). Each
 # job's output is kept apart and printed in a fixed order.
 #
@@ -229,7 +229,8 @@ run_boot() {
 
 	# The boot's cost leaves out the wait for CPU slots (boot_waited).
 	t0=$SECONDS
-	vm_lock
+	# Every vCPU of every VM holds a slot, also against other runners.
+	vm_lock $((${#roles[@]} * VM_SMP))
 	boot_waited=$((SECONDS - t0))
 	t0=$SECONDS
 	local t0r=$EPOCHREALTIME
@@ -559,7 +560,7 @@ run_group() {
 # Planning: jobs, their CPU slots and their expected times
 
 # Kernel facts from vm_kernel/vm_initramfs, by kernel name.
-declare -A k_kver k_image k_modroot k_mem k_slow k_initrd
+declare -A k_kver k_image k_modroot k_mem k_slow k_initrd k_nice
 # Groups of scenarios that may share boots: kernel, topology, scenarios.
 grp_n=0
 declare -a grp_k grp_topo grp_names
@@ -633,6 +634,7 @@ plan_kernel() {
 		mkdir -p "$out/$k"
 		k_kver[$k]=$VM_KVER k_image[$k]=$VM_IMAGE k_modroot[$k]=$VM_MODROOT
 		k_mem[$k]=$VM_MEM k_slow[$k]=$VM_SLOW k_initrd[$k]=$VM_INITRD
+		k_nice[$k]=$VM_NICE
 		note "$k: kernel $VM_KVER ($VM_IMAGE), modules from $SROCE_REPO/build/$VM_KVER/"
 		for name in "${names[@]}"; do
 			if [ -n "${s_kernels[$name]}" ] && [ "${SROCE_ALL_KERNELS:-0}" != 1 ] &&
@@ -780,6 +782,7 @@ start_job() {
 		VM_KNAME=${job_k[n]} VM_KVER=${k_kver[${job_k[n]}]} VM_IMAGE=${k_image[${job_k[n]}]}
 		VM_MODROOT=${k_modroot[${job_k[n]}]} VM_MEM=${k_mem[${job_k[n]}]}
 		VM_SLOW=${k_slow[${job_k[n]}]} VM_INITRD=${k_initrd[${job_k[n]}]}
+		VM_NICE=${k_nice[${job_k[n]}]}
 		group_id=$((n + 1))
 		n_tests=0 n_pass=0 n_fail=0
 		# shellcheck disable=SC2086 # names are words

@@ -81,25 +81,43 @@ dp_subst() {
 
 _dp_n=0
 
-# dp_server_port SERVER_CMD...: the TCP port on which the server waits for
-# its client, for the tools that exchange their parameters over TCP
-# (rdma-core's examples and perftest: -p/--port, default 18515); nothing
-# for the others (the RDMA CM tools listen on no socket).
+# dp_server_port SERVER_CMD...: how to see that the server is ready for
+# its client: the TCP port it listens on, for the tools that exchange
+# their parameters over TCP (rdma-core's examples, perftest: -p/--port,
+# default 18515; qperf -lp); "cm" for the servers that listen through the
+# RDMA CM (rping, ucmatose, udaddy, rdma_server); nothing for the others
+# (mckey joins a group and listens on nothing). perftest's -R server keeps
+# its TCP port here, which it never opens: the client then starts when the
+# wait's limit runs out. Started as soon as that server's CM ID listened,
+# a client on the other VM was once refused (invalid service ID) and the
+# server never got further, which is not explained yet.
 dp_server_port() {
 	local prog=${1##*/} port=
 	case $prog in
 	ibv_*_pingpong | ib_*_bw | ib_*_lat) port=18515 ;;
+	rping | ucmatose | udaddy | rdma_server) echo cm; return 0 ;;
+	qperf) ;;
 	*) return 0 ;;
 	esac
 	shift
 	while [ $# -gt 0 ]; do
 		case $1 in
-		-p | --port) port=${2:-} ; shift ;;
+		-p | --port | -lp) port=${2:-} ; shift ;;
 		--port=*) port=${1#--port=} ;;
 		esac
 		shift
 	done
 	echo "$port"
+}
+
+# dp_cm_listening PROG: whether a process named PROG has an RDMA CM ID in
+# the LISTEN state (as the RDMA core's resource tracking shows it).
+dp_cm_listening() {
+	local line
+	while IFS= read -r line; do
+		[[ $line == *" state LISTEN "* && $line == *" comm $1 "* ]] && return 0
+	done < <(rdma resource show cm_id 2>/dev/null)
+	return 1
 }
 
 # dp_listening PID PORT: whether a TCP socket listens on PORT in the
@@ -117,16 +135,17 @@ dp_listening() {
 	return 1
 }
 
-# dp_wait_server PID [PORT]: wait until the server PID listens on TCP
-# PORT (or exits, or its pair's time runs out); without a port, give it
+# dp_wait_server PID [PORT [PROG]]: wait until the server PID listens on
+# TCP PORT, or, for PORT "cm", until PROG listens through the RDMA CM (or
+# the server exits, or its pair's time runs out); without a port, give it
 # a second (times SROCE_SLOW) to start.
 dp_wait_server() {
-	local pid=$1 port=${2:-} start=$SECONDS
+	local pid=$1 port=${2:-} prog=${3:-} start=$SECONDS
 	if [ -z "$port" ]; then
 		sleep "$((1 * SROCE_SLOW))"
 		return 0
 	fi
-	until dp_listening "$pid" "$port"; do
+	until if [ "$port" = cm ]; then dp_cm_listening "$prog"; else dp_listening "$pid" "$port"; fi; do
 		kill -0 "$pid" 2>/dev/null || return 0
 		[ $((SECONDS - start)) -lt $((30 * SROCE_SLOW)) ] || return 0
 		sleep 0.1
@@ -149,7 +168,7 @@ dp_pair() {
 		# ip execs the command: $! is the server's pid, in its namespace.
 		ip netns exec "$DP_SRV_NS" timeout "$limit" "${srv[@]}" >"$out_s" 2>&1 &
 		pid=$!
-		dp_wait_server "$pid" "$(dp_server_port "${srv[@]}")"
+		dp_wait_server "$pid" "$(dp_server_port "${srv[@]}")" "${srv[0]##*/}"
 		log "+ client: ${cli[*]}"
 		in_ns "$DP_CLI_NS" timeout "$limit" "${cli[@]}" >"$out_c" 2>&1
 		rc_c=$?
@@ -159,7 +178,7 @@ dp_pair() {
 		log "+ server: ${srv[*]}"
 		timeout "$limit" "${srv[@]}" >"$out_s" 2>&1 &
 		pid=$!
-		dp_wait_server "$pid" "$(dp_server_port "${srv[@]}")"
+		dp_wait_server "$pid" "$(dp_server_port "${srv[@]}")" "${srv[0]##*/}"
 		barrier "dp$_dp_n" || true
 		wait "$pid"
 		rc_s=$?

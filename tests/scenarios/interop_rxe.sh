@@ -8,8 +8,10 @@
 #
 #   ibv_rc_pingpong -c at 1 B, 4 KiB and 1 MiB (IPv4 GID), 64 KiB (IPv6 GID)
 #   rping -V and udaddy through the RDMA CM (MADs on the GSI QPs)
-#   the integrity tool, every case over the IPv4 GID (INTEGRITY_ARGS adds
-#   client options, e.g. --quick)
+#   the integrity tool, every case over the IPv4 GID, at most 1 MiB of
+#   payload per case (at least two messages: every size and variant still
+#   crosses the wire both ways; INTEGRITY_ARGS replaces the options, e.g.
+#   with "" for the tool's 8 MiB)
 #   ib_send_bw, ib_write_bw, ib_read_bw and ib_atomic_bw with fixed
 #   iteration counts
 #
@@ -25,6 +27,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"
 
 pt() { dp_perftest "$P: " "$@"; }
+INTEGRITY_ARGS=${INTEGRITY_ARGS---budget 1048576}
 
 # part SUFFIX A_MODULE A_TYPE A_DEV B_MODULE B_TYPE B_DEV (see dp_attach_role)
 part() {
