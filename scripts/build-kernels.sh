@@ -43,6 +43,8 @@ for t in "${targets[@]}"; do
 		exit 1
 	fi
 	grep -v 'Skipping BTF generation' "$out/build.log" || true
+	# What scripts/lint.sh may reuse: the flags of this build.
+	printf '%s\n' "${make_args[@]}" >"$out/make-args"
 	rm -f "$out"/*.ko
 	find "$out/src" -name '*.ko' -exec cp {} "$out/" \;
 	ls "$out"/*.ko >/dev/null

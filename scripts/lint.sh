@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Static checks, each reported as TAP:
 #   - a W=1 build and a sparse (C=2) build for every supported kernel,
-#     with no warning at all;
+#     with no warning at all (SROCE_LINT_BUILT=1: the W=1 builds are those
+#     scripts/build-kernels.sh just made in build/KVER/, whose log is read
+#     and in whose tree sparse then runs without compiling anything again;
+#     tests/check.sh builds them so);
 #   - checkpatch.pl --strict (from Debian's kernel source) on every C file;
 #   - kernel-doc on the files with interfaces between them.
 # Ends with "N passed, N failed"; exits non-zero on any failure.
@@ -54,26 +57,55 @@ trap 'rm -rf "$log"' EXIT
 c_files=$(cd "$root" && find drivers include tests/kunit -name '*.[ch]' \
 	! -name '*.mod.c' | sort)
 
+# lint_fail LOG: any compiler or sparse diagnostic in LOG.
+lint_fail() {
+	grep -Eq 'warning|error|sparse:|Error' "$1"
+}
+
+# build_fresh KDIR OUT FLAGS: build a copy of the tree with FLAGS.
+build_fresh() {
+	local kdir=$1 out=$2
+	shift 2
+	(
+		set -e
+		tmp=$(mktemp -d)
+		trap 'rm -rf "$tmp"' EXIT
+		rsync -a --exclude /build --exclude /out --exclude /.git \
+			"$root/" "$tmp/"
+		make -s -j"$jobs" -C "$kdir" M="$tmp" "$@" modules 2>&1 |
+			grep -v 'Skipping BTF generation' || true
+	) >"$out" 2>&1
+}
+
+# build_reused KVER KDIR: the W=1 build of build/KVER/ (its log), then
+# sparse over its tree: with the same flags the objects are up to date
+# and kbuild only runs the checker (C=2 checks every file anyway).
+build_reused() {
+	local kver=$1 kdir=$2 src=$root/build/$1/src status
+	grep -v 'Skipping BTF generation' "$root/build/$kver/build.log" \
+		>"$log/$kver-W=1.log" 2>&1
+	lint_fail "$log/$kver-W=1.log"
+	report $((1 - $?)) "build W=1 against $name ($kver)" "$log/$kver-W=1.log"
+	make -s -j"$jobs" -C "$kdir" M="$src" W=1 C=2 modules 2>&1 |
+		grep -v 'Skipping BTF generation' >"$log/$kver-C=2.log"
+	status=${PIPESTATUS[0]}
+	lint_fail "$log/$kver-C=2.log" && status=1
+	report "$status" "build C=2 against $name ($kver)" "$log/$kver-C=2.log"
+}
+
 echo "TAP version 13"
 while read -r name kver kdir _; do
+	if [ "${SROCE_LINT_BUILT:-0}" = 1 ] &&
+	   grep -qx 'W=1' "$root/build/$kver/make-args" 2>/dev/null; then
+		build_reused "$kver" "$kdir"
+		continue
+	fi
 	for flags in W=1 C=2; do
 		out=$log/$kver-$flags.log
-		(
-			set -e
-			tmp=$(mktemp -d)
-			trap 'rm -rf "$tmp"' EXIT
-			rsync -a --exclude /build --exclude /out --exclude /.git \
-				"$root/" "$tmp/"
-			make -s -j"$jobs" -C "$kdir" M="$tmp" $flags modules 2>&1 |
-				grep -v 'Skipping BTF generation' || true
-		) >"$out" 2>&1
+		build_fresh "$kdir" "$out" $flags
 		# Any compiler or sparse diagnostic counts as a failure.
-		if grep -Eq 'warning|error|sparse:|Error' "$out"; then
-			status=1
-		else
-			status=0
-		fi
-		report $status "build $flags against $name ($kver)" "$out"
+		lint_fail "$out"
+		report $((1 - $?)) "build $flags against $name ($kver)" "$out"
 	done
 done < <("$root/scripts/kernels.sh")
 

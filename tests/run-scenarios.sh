@@ -819,17 +819,20 @@ print_ready() {
 	done
 }
 
-# run_jobs: start the jobs, longest expected first, whenever enough slots
-# are free: of this run's (SROCE_VM_SLOTS) and of the machine's, which
-# other runners and builds may hold (vm_lock then takes them). A job that
-# does not fit may be overtaken only by one expected to end before the
-# slots it waits for come free.
+# run_jobs: start the jobs, the most expected slot-seconds first (then the
+# longest: a single guest's job that went first only for being a minute
+# longer than a pair's left a slot idle), whenever enough slots are free:
+# of this run's (SROCE_VM_SLOTS) and of the machine's, which other runners
+# and builds may hold (vm_lock then takes them). A job that does not fit
+# may be overtaken only by one expected to end before the slots it waits
+# for come free.
 declare -a job_pid job_start
 run_jobs() {
 	local free n m head t_free need avail
 	local -a order running=() pending still rest
-	mapfile -t order < <(for ((n = 0; n < job_n; n++)); do echo "${job_est[n]} $n"; done |
-		sort -k1,1nr -k2,2n | cut -d' ' -f2)
+	mapfile -t order < <(for ((n = 0; n < job_n; n++)); do
+		echo "$((job_est[n] * job_slots[n])) ${job_est[n]} $n"
+	done | sort -k1,1nr -k2,2nr -k3,3n | cut -d' ' -f3)
 	pending=("${order[@]}")
 	free=$SROCE_VM_SLOTS
 	while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do

@@ -18,7 +18,7 @@ dp_setup
 # A KASAN kernel under TCG copies slowly: fewer 1 MiB rounds there, the
 # same checks.
 big_n=50
-[ "$SROCE_SLOW" -gt 1 ] && big_n=4
+[ "$SROCE_SLOW" -gt 1 ] && big_n=2
 for size in 1 4096 1048576; do
 	n=50
 	[ "$size" = 1048576 ] && n=$big_n
