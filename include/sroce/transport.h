@@ -57,6 +57,32 @@ static inline enum sroce_psn_class sroce_psn_classify(u32 psn, u32 epsn)
 	return SROCE_PSN_EXPECTED;
 }
 
+/*
+ * The RC responder's window: a request further than this from the
+ * expected PSN, either way, cannot come from the peer, which never has
+ * that many PSNs outstanding.
+ */
+#define SROCE_PSN_WINDOW	BIT(22)
+
+/**
+ * sroce_psn_in_window() - may a request PSN come from the QP's peer at all?
+ * @psn: the PSN of the request, 24 bits
+ * @epsn: the PSN the responder expects next
+ *
+ * A PSN outside the window is dropped without an answer and never
+ * executed again as a duplicate: otherwise half of the PSN space would
+ * reach the duplicate path, two guesses for a spoofed request.
+ *
+ * Return: true when @psn lies less than %SROCE_PSN_WINDOW before or after
+ * @epsn, across the 24-bit wrap.
+ */
+static inline bool sroce_psn_in_window(u32 psn, u32 epsn)
+{
+	s32 diff = sroce_psn_diff(psn, epsn);
+
+	return diff > -(s32)SROCE_PSN_WINDOW && diff < (s32)SROCE_PSN_WINDOW;
+}
+
 /**
  * sroce_psn_in_range() - is a PSN within an inclusive range of PSNs?
  * @psn: the PSN

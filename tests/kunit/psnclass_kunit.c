@@ -3,7 +3,8 @@
  * sroce_psn_class: where a PSN falls for the responder and the completer
  * (include/sroce/transport.h). The responder splits the 24-bit space in
  * halves around the expected PSN: up to 2^23 behind is a duplicate, less
- * than 2^23 ahead is out of sequence. The completer acts on a response
+ * than 2^23 ahead is out of sequence; only what lies less than 2^22 either
+ * way may come from the peer at all. The completer acts on a response
  * only when its PSN is in [una, next).
  */
 
@@ -130,6 +131,52 @@ static void psn_in_range_values(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, sroce_psn_in_range(0x7ffffe, 0xfffffe, 1));
 }
 
+/* The responder's window: less than 2^22 either way, across the wrap. */
+static void psn_window_values(struct kunit *test)
+{
+	static const struct {
+		u32 psn, epsn;
+		bool in;
+	} cases[] = {
+		{ 100, 100, true },
+		{ 0x3fffff, 0, true },			/* 2^22 - 1 ahead */
+		{ 0x400000, 0, false },			/* 2^22 ahead */
+		{ 0xc00001, 0, true },			/* 2^22 - 1 behind */
+		{ 0xc00000, 0, false },			/* 2^22 behind */
+		{ 0x800000, 0, false },			/* opposite */
+		{ 0x3ffffe, 0xffffff, true },		/* ahead across the wrap */
+		{ 0x3fffff, 0xffffff, false },
+		{ 0xc00000, 0xffffff, true },		/* behind, no wrap */
+		{ 0xbfffff, 0xffffff, false },
+		{ 0xfffff0, 0x000010, true },		/* behind across the wrap */
+		/* P and P xor 2^23: never both in, whatever the expected PSN. */
+		{ 0x123456, 0x123456 ^ 0x800000, false },
+		{ 0x01000005, 5, true },		/* bits above 24 ignored */
+	};
+	struct rnd_state rnd;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    sroce_psn_in_window(cases[i].psn,
+							cases[i].epsn),
+				    cases[i].in, "window(0x%06x, epsn 0x%06x)",
+				    cases[i].psn, cases[i].epsn);
+
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED);
+	for (i = 0; i < ROUNDS; i++) {
+		u32 epsn = prandom_u32_state(&rnd) & SROCE_PSN_MASK;
+		u32 psn = prandom_u32_state(&rnd) & SROCE_PSN_MASK;
+		s64 d = ref_fwd(psn, epsn);
+		bool in = d < SROCE_PSN_WINDOW || d > PSN_SPACE - SROCE_PSN_WINDOW;
+
+		KUNIT_EXPECT_EQ_MSG(test, sroce_psn_in_window(psn, epsn), in,
+				    "window(0x%06x, epsn 0x%06x)", psn, epsn);
+		if (test->status == KUNIT_FAILURE)
+			return;
+	}
+}
+
 static void psn_outstanding_values(struct kunit *test)
 {
 	/* Sent 0xfffff0 to 0x00000f, none acknowledged: 32 PSNs. */
@@ -186,6 +233,7 @@ static struct kunit_case sroce_psn_class_cases[] = {
 	KUNIT_CASE(psn_class_values),
 	KUNIT_CASE(psn_class_random),
 	KUNIT_CASE(psn_in_range_values),
+	KUNIT_CASE(psn_window_values),
 	KUNIT_CASE(psn_outstanding_values),
 	KUNIT_CASE(psn_windows_random),
 	{}

@@ -480,21 +480,13 @@ static bool sroce_resp_uc_psn(struct sroce_qp *qp,
 	return true;
 }
 
-/*
- * RC: a request further than this from the expected PSN, either way,
- * cannot come from the peer, which has no more PSNs outstanding than
- * that; it is dropped without an answer.
- */
-#define SROCE_RESP_PSN_WINDOW	BIT(22)
-
 static bool sroce_resp_rc_psn(struct sroce_qp *qp, struct sk_buff *skb,
 			      const struct sroce_bth *bth,
 			      const struct sroce_opcode_info *info, u32 psn)
 {
 	enum sroce_psn_class class = sroce_psn_classify(psn, qp->resp.epsn);
-	s32 diff = sroce_psn_diff(psn, qp->resp.epsn);
 
-	if (abs(diff) >= SROCE_RESP_PSN_WINDOW) {
+	if (!sroce_psn_in_window(psn, qp->resp.epsn)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_PSN_OUT_OF_WINDOW);
 		return false;
 	}
