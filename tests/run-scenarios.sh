@@ -188,6 +188,8 @@ boot_waited=0
 # each VM when each scenario began and ended, by "ROLE/NAME": what a boot
 # and a scenario cost the machine, beside their wall time.
 declare -A cpu_now cpu_begin cpu_end
+# Clock ticks per second of /proc/PID/stat.
+cpu_hz=$(getconf CLK_TCK)
 
 # vm_cpu_sample ROLES...: the QEMU processes' user and system time so far.
 vm_cpu_sample() {
@@ -371,7 +373,7 @@ console_since() {
 # cpu_note ROLE/NAME: ", N CPU-s" the VM spent on the scenario, if known.
 cpu_note() {
 	[ -n "${cpu_end[$1]:-}" ] || return 0
-	echo ", $(((cpu_end[$1] - cpu_begin[$1]) / $(getconf CLK_TCK))) CPU-s"
+	echo ", $(((cpu_end[$1] - cpu_begin[$1]) / cpu_hz)) CPU-s"
 }
 
 # report_scenario KNAME NAME BOOTDIR TOPO
@@ -514,7 +516,7 @@ run_group() {
 		local cpu=0 r
 		for r in "${!cpu_now[@]}"; do cpu=$((cpu + cpu_now[$r])); done
 		note "$k: boot $boot_id took $((SECONDS - t0)) s, started at +$at s"
-		note "$k: boot $boot_id used $((cpu / $(getconf CLK_TCK))) CPU-s of $(((SECONDS - t0) * smp * ${#cpu_now[@]})) slot-s"
+		note "$k: boot $boot_id used $((cpu / cpu_hz)) CPU-s of $(((SECONDS - t0) * smp * ${#cpu_now[@]})) slot-s"
 		[ -n "$kill_reason" ] && note "$k: boot $boot_id stopped: $kill_reason"
 		grep -h FAILED "$bootdir"/[ab]/boot.info 2>/dev/null | while read -r line; do
 			note "$k: boot $boot_id: $line"
