@@ -148,7 +148,7 @@ dp_wait_server() {
 	until if [ "$port" = cm ]; then dp_cm_listening "$prog"; else dp_listening "$pid" "$port"; fi; do
 		kill -0 "$pid" 2>/dev/null || return 0
 		[ $((SECONDS - start)) -lt $((30 * SROCE_SLOW)) ] || return 0
-		sleep 0.1
+		nap 0.1
 	done
 }
 

@@ -58,6 +58,17 @@ else
 	MY_IP4=$NET4_A PEER_IP4=$NET4_B MY_IP6=$NET6_A PEER_IP6=$NET6_B PEER=b
 fi
 
+# nap SECONDS: sleep without starting a process. A guest under TCG pays
+# tens of milliseconds per fork and exec (a third of a second on the debug
+# kernel), so a polling loop around sleep(1) kept its CPU busy and slowed
+# down the very work it waited for. read -t on a pipe that this shell
+# holds open for writing waits out the time instead.
+_nap_fd=
+nap() {
+	[ -n "$_nap_fd" ] || exec {_nap_fd}<> <(:)
+	read -r -t "$1" -u "$_nap_fd" _ || :
+}
+
 # ---------------------------------------------------------------------------
 # TAP
 
@@ -222,7 +233,7 @@ wait_until() {
 			log "gave up after $((SECONDS - start)) s: $*"
 			return 1
 		fi
-		sleep 0.2
+		nap 0.2
 	done
 	# Long waits show in the log, where the budget is looked for.
 	[ $((SECONDS - start)) -lt 5 ] || log "waited $((SECONDS - start)) s: $*"
@@ -356,16 +367,19 @@ topo_twovm_up() {
 # directory both VMs see through the harness's 9p share, so they work
 # whatever a scenario does to the test link. On netns they are local.
 
+# _sync_dir: set _sync to the directory shared with the peer, made on
+# first use (no command substitution: the loops below call it).
+_sync=
 _sync_dir() {
-	: "${SROCE_SYNC:=/tmp/sroce-sync}"
-	mkdir -p "$SROCE_SYNC"
-	echo "$SROCE_SYNC"
+	[ -n "$_sync" ] && return 0
+	_sync=${SROCE_SYNC:-/tmp/sroce-sync}
+	mkdir -p "$_sync"
 }
 
 # _peer_gone: the peer's scenario already ended (the harness writes
 # exit.ROLE when a scenario process ends).
 _peer_gone() {
-	[ "$TOPO" = twovm ] && [ -e "$(_sync_dir)/exit.$PEER" ]
+	[ "$TOPO" = twovm ] && _sync_dir && [ -e "$_sync/exit.$PEER" ]
 }
 
 # barrier NAME [SECONDS]: wait until both VMs reached barrier NAME.
@@ -374,7 +388,7 @@ _peer_gone() {
 barrier() {
 	local name=$1 limit=$((${2:-120} * SROCE_SLOW)) dir start=$SECONDS
 	[ "$TOPO" = twovm ] || return 0
-	dir=$(_sync_dir)
+	_sync_dir && dir=$_sync
 	touch "$dir/bar.$name.$ROLE"
 	log "barrier $name: waiting for $PEER"
 	until [ -e "$dir/bar.$name.$PEER" ]; do
@@ -384,7 +398,7 @@ barrier() {
 			return 1
 		fi
 		[ $((SECONDS - start)) -ge "$limit" ] && { log "barrier $name: timeout"; return 1; }
-		sleep 0.1
+		nap 0.1
 	done
 	log "barrier $name: passed"
 }
@@ -392,7 +406,7 @@ barrier() {
 # put KEY VALUE: publish a small value for the peer.
 put() {
 	local dir
-	dir=$(_sync_dir)
+	_sync_dir && dir=$_sync
 	printf '%s\n' "$2" >"$dir/.val.$1.$ROLE"
 	mv -f "$dir/.val.$1.$ROLE" "$dir/val.$1"
 	log "put $1=$2"
@@ -401,7 +415,7 @@ put() {
 # get KEY [SECONDS]: wait for the value the peer published under KEY.
 get() {
 	local key=$1 limit=$((${2:-120} * SROCE_SLOW)) dir start=$SECONDS
-	dir=$(_sync_dir)
+	_sync_dir && dir=$_sync
 	until [ -e "$dir/val.$key" ]; do
 		# The peer may have published the value just before it ended.
 		if _peer_gone && [ ! -e "$dir/val.$key" ]; then
@@ -409,7 +423,7 @@ get() {
 			return 1
 		fi
 		[ $((SECONDS - start)) -ge "$limit" ] && { log "get $key: timeout"; return 1; }
-		sleep 0.1
+		nap 0.1
 	done
 	cat "$dir/val.$key"
 }

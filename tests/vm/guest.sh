@@ -225,7 +225,7 @@ start_barrier() {
 	until [ -e "$SROCE_SYNC/start.$PEER" ]; do
 		[ -e "$OUT/sync/stopped.$PEER" ] && return 1
 		[ $((SECONDS - start)) -ge "$limit" ] && return 1
-		sleep 0.1
+		nap 0.1
 	done
 }
 
