@@ -29,7 +29,7 @@ from pyverbs.wr import RecvWR, SGE, SendWR
 
 from pyverbs.addr import AHAttr, GlobalRoute
 
-from verbs_lib import pattern, tap, tap_done
+from tap_lib import pattern, tap, tap_done
 
 SIZE = 64 * 1024
 REMOTE = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |

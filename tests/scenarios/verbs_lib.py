@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """What the scenario tools (srq_verbs.py, flush_verbs.py, odp_verbs.py,
 scale_mr.py, faults_rnr.py) share beyond rdma-core's own test classes:
-TAP output, the command line, payload patterns, and the importer of
-rdma-core's test package.
+the command line, the importer of rdma-core's test package, and (from
+tap_lib.py) TAP output and payload patterns.
 
 Importing this module makes rdma-core's Python test suite importable as
 the package `tests` (tests.base, tests.utils, tests.test_odp...), from a
@@ -88,43 +88,7 @@ def tool_args(doc, more=()):
     return ap.parse_args()
 
 
-_counts = {"pass": 0, "fail": 0}
-
-
-def tap(ok, what, why=None):
-    """Report one TAP test point; why explains a failure. Returns ok."""
-    n = _counts["pass"] + _counts["fail"] + 1
-    _counts["pass" if ok else "fail"] += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-    if not ok and why:
-        print("#   " + str(why))
-    sys.stdout.flush()
-    return ok
-
-
-def tap_done():
-    """Print the plan and the summary; return the exit status."""
-    print("1..%d" % (_counts["pass"] + _counts["fail"]))
-    print("# %d passed, %d failed" % (_counts["pass"], _counts["fail"]))
-    return 1 if _counts["fail"] else 0
-
-
-def pattern(seed, size):
-    """size bytes that differ with seed, with the offset, and from one 4 KiB
-    page to the next, so that a byte or a page out of place shows (rdma-core's
-    validate() checks a message of one repeated letter)."""
-    return bytes((seed * 131 + i * 7 + (i >> 8) + (i >> 12) * 29) & 0xff
-                 for i in range(size))
-
-
-def differs(got, want):
-    """None when got is want, else where the first byte differs."""
-    if got == want:
-        return None
-    if len(got) != len(want):
-        return "%d bytes, expected %d" % (len(got), len(want))
-    return "payload differs from offset %d" % next(
-        i for i in range(len(want)) if got[i] != want[i])
+from tap_lib import differs, pattern, tap, tap_done  # noqa: F401 pylint: disable=unused-import
 
 
 def poll_wc(cq):
