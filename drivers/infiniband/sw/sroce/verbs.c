@@ -172,6 +172,19 @@ static void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * The device is going away while a process still has it open. The RDMA
+ * core has already destroyed every object of the context through the
+ * ordinary destroy verbs and sent IBV_EVENT_DEVICE_FATAL; the rings it had
+ * mapped are plain pages the process keeps, which sroce no longer reads.
+ * Nothing of the context is left to release, but providing the operation
+ * is what lets removal go ahead instead of waiting for the process to
+ * close the device, and what keeps an open device from pinning the module.
+ */
+static void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 static int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	return 0;
@@ -213,6 +226,7 @@ const struct ib_device_ops sroce_dev_ops = {
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
 	.detach_mcast = sroce_detach_mcast,
+	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_dma_mr = sroce_get_dma_mr,
 	.get_hw_stats = sroce_get_hw_stats,
