@@ -376,11 +376,13 @@ vm_start() {
 	[ -n "${SROCE_VM_APPEND:-}" ] && cmdline+=" $SROCE_VM_APPEND"
 
 	mkdir -p "$bootdir/$role"
-	# Without ERMS/FSRM the guest's memcpy, copy_to_user and clear_page
-	# move eight bytes per step: TCG emulates "rep movsb" one byte at a
-	# time, which made every copy three to seven times slower (a 1 MiB
-	# ibv_rc_pingpong took twice as long on plain "max").
-	nice -n "${VM_NICE:-0}" "$SROCE_QEMU" -accel tcg -machine pc -cpu "${SROCE_QEMU_CPU:-max,-erms,-fsrm}" -smp "${VM_SMP:-1}" -m "$VM_MEM" \
+	# Two features of "max" that TCG makes expensive: with ERMS/FSRM the
+	# guest's memcpy, copy_to_user and clear_page use "rep movsb", which
+	# TCG emulates a byte at a time (copies were three to seven times
+	# slower, a 1 MiB ibv_rc_pingpong took twice as long); with LA57 the
+	# guest pages with five levels, and every miss of TCG's software TLB
+	# walks them all (fork and exec were 2.8 times slower).
+	nice -n "${VM_NICE:-0}" "$SROCE_QEMU" -accel tcg -machine pc -cpu "${SROCE_QEMU_CPU:-max,-erms,-fsrm,-la57}" -smp "${VM_SMP:-1}" -m "$VM_MEM" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$VM_IMAGE" -initrd "$VM_INITRD" -append "$cmdline" \
 		-serial "file:$bootdir/console-$role.log" \
