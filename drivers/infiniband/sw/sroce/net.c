@@ -209,6 +209,10 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 		__skb_pull(skb, len);
 	else if (len < 0)
 		__skb_push(skb, -len);
+	/* The IB packet, BTH to ICRC: what PortRcvData counts. */
+	if (skb->len > sizeof(struct udphdr))
+		sroce_stat_add(sdev, SROCE_STAT_RX_BYTES,
+			       skb->len - sizeof(struct udphdr));
 
 	/* The ICRC covers a fixed-size IP header: no IPv4 options. */
 	if (skb_transport_header(skb) - skb_network_header(skb) !=

@@ -47,7 +47,26 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_RX_DUP_NO_MATCH].name = "rx_dup_no_match",
 	[SROCE_STAT_RX_DUP_REFUSED].name = "rx_dup_refused",
 	[SROCE_STAT_RX_UC_MALFORMED].name = "rx_uc_malformed",
+	[SROCE_STAT_TX_BYTES].name = "tx_bytes",
+	[SROCE_STAT_RX_BYTES].name = "rx_bytes",
 };
+
+/**
+ * sroce_stat_read() - one counter of a device, summed over the CPUs
+ * @sdev: the device
+ * @stat: the counter
+ *
+ * Return: the count so far; a racing increment may or may not be in it.
+ */
+u64 sroce_stat_read(struct sroce_dev *sdev, enum sroce_stat stat)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(sdev->stats, cpu)->count[stat]);
+	return sum;
+}
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port)

@@ -53,6 +53,8 @@ enum sroce_stat {
 	SROCE_STAT_RX_DUP_NO_MATCH,
 	SROCE_STAT_RX_DUP_REFUSED,
 	SROCE_STAT_RX_UC_MALFORMED,
+	SROCE_STAT_TX_BYTES,
+	SROCE_STAT_RX_BYTES,
 	SROCE_STAT_COUNT,
 };
 
@@ -68,6 +70,14 @@ static inline void sroce_stat_inc(struct sroce_dev *sdev, enum sroce_stat stat)
 {
 	this_cpu_inc(sdev->stats->count[stat]);
 }
+
+static inline void sroce_stat_add(struct sroce_dev *sdev, enum sroce_stat stat,
+				  u64 n)
+{
+	this_cpu_add(sdev->stats->count[stat], n);
+}
+
+u64 sroce_stat_read(struct sroce_dev *sdev, enum sroce_stat stat);
 
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);

@@ -15,6 +15,7 @@
 #include "mcast.h"
 #include "mr.h"
 #include "mw.h"
+#include "pma.h"
 #include "qp.h"
 #include "queue.h"
 #include "sroce.h"
@@ -241,6 +242,7 @@ const struct ib_device_ops sroce_dev_ops = {
 	.post_recv = sroce_post_recv,
 	.post_send = sroce_post_send,
 	.post_srq_recv = sroce_post_srq_recv,
+	.process_mad = sroce_process_mad,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,

@@ -241,6 +241,9 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	skb->ip_summed = CHECKSUM_NONE;
 	sroce_pkt_track(qp, skb);
 	sroce_stat_inc(qp->sdev, SROCE_STAT_TX_PACKETS);
+	sroce_stat_add(qp->sdev, SROCE_STAT_TX_BYTES,
+		       skb->len - skb_transport_offset(skb) -
+		       sizeof(struct udphdr));
 
 	if (av->ipv6) {
 		udp6_set_csum(false, skb, &av->saddr, &av->daddr, skb->len -
