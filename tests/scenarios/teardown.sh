@@ -4,8 +4,13 @@
 # kernels: 6.1 6.12
 # requires: sroce
 # timeout: 600
+# vcpus: 2
 #
-# Devices go away under applications that hold them open and move data:
+# First, disruptions under traffic: the link goes down and up, its MTU
+# and addresses change, then every application (and two unprivileged
+# processes churning QPs, CQs and multicast groups) is killed with SIGKILL
+# mid-transfer; nothing may be left and a fresh pair must work.
+# Then devices go away under applications that hold them open and move data:
 # "rdma link delete", deleting the netdev, deleting the namespace and
 # "rmmod sroce", each while teardown_verbs.py (RC and UC traffic between
 # sroce0 and sroce1, verified), an ibv_rc_pingpong pair and, where its
@@ -56,11 +61,12 @@ start_apps() {
 	/usr/bin/python3 "$tool" --a "sroce0:$G0" --b "sroce1:$G1" \
 		--ready "$work/ready" >"$work/verbs.tap" 2>"$work/verbs.err" &
 	apps+=($!) app_name+=(teardown_verbs.py)
-	ibv_rc_pingpong -d sroce1 -g "$G1" -s 4096 -n 100000000 -p 18560 \
+	# With completion events (-e): traffic without two vCPUs spent polling.
+	ibv_rc_pingpong -d sroce1 -g "$G1" -s 4096 -n 100000000 -e -p 18560 \
 		>"$work/pp-srv.out" 2>&1 &
 	apps+=($!) app_name+=("ibv_rc_pingpong server")
 	wait_until 20 tcp_listening 18560
-	ibv_rc_pingpong -d sroce0 -g "$G0" -s 4096 -n 100000000 -p 18560 127.0.0.1 \
+	ibv_rc_pingpong -d sroce0 -g "$G0" -s 4096 -n 100000000 -e -p 18560 127.0.0.1 \
 		>"$work/pp-cli.out" 2>&1 &
 	apps+=($!) app_name+=("ibv_rc_pingpong client")
 	if [ "$cm" = yes ]; then
@@ -155,7 +161,72 @@ removal() {
 	fi
 }
 
-plan 71
+# user_objects: the QPs (the GSI QPs left out), MRs, CQs and PDs the RDMA
+# core still tracks on sroce0 and sroce1.
+user_objects() {
+	local t
+	for t in qp mr cq pd; do
+		timeout 30 rdma resource show "$t" 2>/dev/null |
+			awk '/link sroce[01]\// || /dev sroce[01] / { print }' |
+			grep -v ' lqpn 1 ' | grep -v 'comm \[ib_core\]'
+	done
+}
+
+# disruptions: while the applications and two unprivileged processes
+# churning QPs, CQs and multicast groups run, the link goes down and up,
+# its MTU and addresses change; then every process is killed with SIGKILL
+# mid-transfer. None may be left in D state, no object of theirs may be
+# left, and a fresh pair must move checked data.
+disruptions() {
+	local c="kill -9" i stuck='' churn=()
+	topo_netns_up || bail "cannot build the topology"
+	grep -q '^sroce ' /proc/modules || modprobe sroce || bail "sroce does not load"
+	check "$c: sroce0 and sroce1 attached" attach || return
+	chmod 666 /dev/infiniband/uverbs*
+	for i in 1 2; do
+		ip netns exec h1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			--inh-caps=-all --bounding-set=-all -- \
+			"$churn_tool" churn -d sroce0 -g "$G0" -n 100000 -s "$i" \
+			>"$work/churn$i.out" 2>&1 &
+		churn+=($!)
+	done
+	start_apps "$c" yes
+	check "$c: v1 down and up under traffic" \
+		eval 'ip -n h1 link set v1 down && nap 1 && ip -n h1 link set v1 up'
+	check "$c: MTU 1200 and back under traffic" \
+		eval 'ip -n h1 link set v1 mtu 1200 && nap 1 && ip -n h1 link set v1 mtu 1500'
+	check "$c: an address added and removed under traffic" \
+		eval 'ip -n h1 addr add 198.18.0.11/24 dev v1 && nap 1 && ip -n h1 addr del 198.18.0.11/24 dev v1'
+	nap 2
+	for i in "${apps[@]}" "${churn[@]}"; do
+		[ "$(proc_state "$i")" != D ] || stuck+=" $i($(cat "/proc/$i/wchan" 2>/dev/null))"
+	done
+	kill -KILL "${apps[@]}" "${churn[@]}" 2>/dev/null
+	for i in "${apps[@]}" "${churn[@]}"; do
+		wait_until 20 bash -c "! kill -0 $i 2>/dev/null" || stuck+=" $i"
+		wait "$i" 2>/dev/null
+	done
+	expect_eq "$c: every process dies at SIGKILL, none in D state" "" "$stuck"
+	check_wait "$c: no QP, MR, CQ or PD of theirs left" 30 eval '[ -z "$(user_objects)" ]'
+	wait_until 30 port_is sroce0 PORT_ACTIVE
+	wait_until 30 gid_index sroce0 "$(gid_v4 "$NET4_A")"
+	ibv_rc_pingpong -d sroce1 -g "$G1" -s 4096 -n 100 -c -p 18562 >"$work/pp2.srv" 2>&1 &
+	i=$!
+	wait_until 20 tcp_listening 18562
+	check "$c: a fresh ibv_rc_pingpong --chk pair afterwards" \
+		ibv_rc_pingpong -d sroce0 -g "$G0" -s 4096 -n 100 -c -p 18562 127.0.0.1
+	wait "$i" || not_ok "$c: the fresh pair's server" "$(tail -n 5 "$work/pp2.srv")"
+	rdma link delete sroce0
+	rdma link delete sroce1
+	rmmod sroce
+}
+
+churn_tool=/tmp/sroce-ringfuzz
+cp "$here/../../tools/bin/sroce-ringfuzz" "$churn_tool" && chmod 755 "$churn_tool" ||
+	bail "no tools/bin/sroce-ringfuzz (make -C tools)"
+
+plan 79
+disruptions
 removal "link delete" yes sh -c 'rdma link delete sroce0 && rdma link delete sroce1'
 removal "netdev delete" yes ip -n h1 link del v1
 # The RDMA CM and processes inside h1 would keep the namespace alive.
