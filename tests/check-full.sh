@@ -6,7 +6,8 @@
 # rdmacm_netns, the two-VM scenarios...) runs on the debug kernel, with
 # KASAN, lockdep and kmemleak watching. make check runs all of them on the
 # stock kernels already; it runs kunit, delete and pingpong_netns on the
-# debug kernel, which this does not repeat.
+# debug kernel, which this does not repeat. Then the soak
+# (tests/extra/soak.sh, SOAK_MINUTES=30 unless set) runs on 6.1.
 #
 #   tests/check-full.sh [--filter REGEX] [--out DIR] [--list]
 #
@@ -14,7 +15,8 @@
 #   --out     log directory (default out/check-full-DATE-TIME)
 #   --list    print the scenarios it would run and stop
 #
-# Builds the debug kernel (once, cached) and sroce's modules for it first.
+# Builds the debug kernel (once, cached), sroce's modules and the tools
+# first.
 # Ends with one line "N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
 	--filter) filter=${2:-}; shift 2 || exit 2 ;;
 	--out) out=${2:-}; shift 2 || exit 2 ;;
 	--list) list=1; shift ;;
-	*) sed -n '3,17s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '3,20s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 out=${out:-$root/out/check-full-$(date +%Y%m%d-%H%M%S)}
@@ -37,12 +39,15 @@ names=$("$root/tests/run-scenarios.sh" --kernel debug --list |
 	awk '{ k = $0; sub(/.*kernels=/, "", k); sub(/ timeout=.*/, "", k)
 	       if (k != "all" && (" " k " ") !~ / debug /) print $1 }')
 [ -z "$filter" ] || names=$(grep -E -- "$filter" <<<"$names")
-if [ -z "$names" ]; then
-	echo "# no scenario left out of make check's debug run matches '$filter'"
+soak=0
+[ -z "$filter" ] || grep -qE -- "$filter" <<<soak && soak=1
+if [ -z "$names" ] && [ $soak = 0 ]; then
+	echo "# no scenario of check-full matches '$filter'"
 	echo "0 passed, 0 failed"
 	exit 0
 fi
 echo "# on the debug kernel: ${names//$'\n'/ }"
+[ $soak = 0 ] || echo "# on 6.1: soak (${SOAK_MINUTES:-30} minutes)"
 [ $list = 0 ] || exit 0
 
 dbg=$("$root/tests/kernel/debug-kernel.sh") || { echo "not ok 1 - debug kernel"; echo "0 passed, 1 failed"; exit 1; }
@@ -51,5 +56,31 @@ if ! "$root/scripts/build-kernels.sh" "$(cat "$dbg/kver")=$dbg/build" >&2; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-SROCE_ALL_KERNELS=1 exec "$root/tests/run-scenarios.sh" --kernel debug \
-	--filter "^(${names//$'\n'/|})\$" --out "$out"
+# run_part NAME ARGS...: one run of the harness, its TAP printed as it
+# comes; adds its counts to passed and failed.
+passed=0
+failed=0
+run_part() {
+	local name=$1 line p=0 f=1
+	shift
+	echo "# === $name: run-scenarios.sh $*"
+	while IFS= read -r line; do
+		echo "$line"
+		[[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]] &&
+			p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]}
+	done < <("$root/tests/run-scenarios.sh" "$@")
+	passed=$((passed + p)) failed=$((failed + f))
+}
+
+[ -z "$names" ] || SROCE_ALL_KERNELS=1 run_part "debug kernel" --kernel debug \
+	--filter "^(${names//$'\n'/|})\$" --out "$out/debug"
+if [ $soak = 1 ]; then
+	if ! make -s -C "$root/tools" >&2 || ! "$root/scripts/build-kernels.sh" >&2; then
+		echo "not ok 1 - the soak's tools and modules build"
+		failed=$((failed + 1))
+	fi
+	SROCE_SCENARIO_ENV="SOAK_MINUTES=${SOAK_MINUTES:-30} ${SROCE_SCENARIO_ENV:-}" \
+		run_part soak --kernel 6.1 --dir "$root/tests/extra" --filter '^soak$' --out "$out/soak"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

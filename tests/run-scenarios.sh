@@ -18,6 +18,9 @@
 #             scenario of each boot (default; one test point per boot), or
 #             after each scenario (slow: two scans per scenario)
 #
+#   SROCE_SCENARIO_ENV="NAME=VALUE ..." sets variables for the scenarios
+#   (words, no quoting), e.g. SOAK_MINUTES=5.
+#
 #   SROCE_ALL_KERNELS=1 runs every scenario on every kernel given, whatever
 #   its "kernels:" header says (the headers keep "make check" within CI's
 #   time; the debug kernel runs the data path about 20 times slower).
@@ -43,7 +46,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/vm/vm.sh"
 
 usage() {
-	sed -n '4,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '4,26s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
@@ -223,6 +226,10 @@ run_boot() {
 	# shellcheck disable=SC2034
 	VM_SMP=${s_vcpus[${list[0]}]:-1}
 	mkdir -p "$bootdir/sync"
+	# Settings for the scenarios, "NAME=VALUE" words (e.g. the soak's
+	# length); the guest exports them.
+	# shellcheck disable=SC2086 # words
+	printf '%s\n' ${SROCE_SCENARIO_ENV:-} >"$bootdir/env"
 	for name in "${list[@]}"; do
 		echo "$name $(limit "$name") ${s_file[$name]}"
 	done >"$bootdir/scenarios"

@@ -311,6 +311,13 @@ main() {
 	ip link set lo up
 	# shellcheck source=../scenarios/lib.sh
 	. "$REPO/tests/scenarios/lib.sh"
+	# Settings the runner passes to the scenarios (SROCE_SCENARIO_ENV).
+	if [ -s "$OUT/env" ]; then
+		set -a
+		# shellcheck disable=SC1091
+		. "$OUT/env"
+		set +a
+	fi
 
 	say "staging modules"
 	stage_modules
