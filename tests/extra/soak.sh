@@ -146,6 +146,8 @@ while [ $SECONDS -lt $end ]; do
 	fi
 done
 clear_impair
+# What the impairment cost: retransmissions, NAKs, drops by reason.
+diag "$(rdma statistic show link sroce0/1)"
 
 expect_eq "$rounds rounds of impaired RC, SRQ and RDMA CM traffic and clean UC and UD traffic in $minutes minutes, none failed" \
 	0 "$failed"
