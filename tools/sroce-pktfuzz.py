@@ -101,7 +101,12 @@ def rdma_qps(dev):
         out = subprocess.run(["rdma", "-j", "resource", "show", "qp"],
                              capture_output=True, text=True, timeout=30,
                              check=True).stdout
-        entries = json.loads(out or "[]")
+        # One JSON array, or one per device with some versions.
+        entries, pos, dec = [], 0, json.JSONDecoder()
+        while out[pos:].strip():
+            pos += len(out[pos:]) - len(out[pos:].lstrip())
+            part, pos = dec.raw_decode(out, pos)
+            entries += part if isinstance(part, list) else [part]
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
     qps = {}
@@ -169,6 +174,7 @@ class Fuzzer:
         self.sent = {c: 0 for c in CLASSES}
         self.stages = {}
         self.made_safe = 0
+        self.to_live = 0
         self.opcode_turn = 0
         self.log = open(args.log, "w") if args.log else None
 
@@ -472,6 +478,9 @@ class Fuzzer:
             return True
         if qp.qpt != "RC" or qp.state not in CONNECTED:
             return False
+        if op.resp and qp.state == "RTR":
+            # The send PSN is set on the way to RTS: not known yet.
+            return False
         base = qp.sq_psn if op.resp else qp.rq_psn
         if base is None:
             return False
@@ -519,6 +528,9 @@ class Fuzzer:
             assert stage != "qp" or self.safe(pkt, op), pkt.hex()
         self.sender.send(bytes(pkt))
         self.sent[cls] += 1
+        if len(pkt) >= w.BTH_LEN and \
+                self.targets.get(int.from_bytes(pkt[5:8], "big")):
+            self.to_live += 1
         self.stages[stage] = self.stages.get(stage, 0) + 1
         if self.log:
             self.log.write("%d %s %s %s\n" % (i, cls, stage, pkt.hex()))
@@ -536,6 +548,7 @@ class Fuzzer:
         for stage, counter in STAGE_COUNTER.items():
             print("# expect %s %d" % (counter, self.stages.get(stage, 0)))
         print("# handed to a QP %d" % self.stages.get("qp", 0))
+        print("# to a live QPN %d" % self.to_live)
         if self.args.peer_mode:
             print("# peer mode: %d made safe, no packet in any live "
                   "QP's window" % self.made_safe)
