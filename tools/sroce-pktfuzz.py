@@ -26,6 +26,9 @@ ICRC or P_Key, or an opcode the QP's type does not take). Such packets
 are "made safe" from what was drawn: the QPN of a dead QP, a spoiled ICRC
 or a foreign P_Key.
 
+--selftest checks the verdicts on hand-made packets, that one seed gives
+one packet stream, and that peer mode keeps out of a live QP's window.
+
 Every datagram that reaches a device is dropped there and counted by a
 reason. The totals at the end ("# sent N CLASS" lines, "# expect COUNTER
 N" lines for the drops decided by the packet alone, with sroce's order of
@@ -558,9 +561,84 @@ class Fuzzer:
         print("sent %d" % total)
 
 
+class StubSender:
+    """A sender that keeps what it is given, for --selftest."""
+
+    def __init__(self):
+        self.src, self.dst, self.sport = "2001:db8::3", "2001:db8::1", 4242
+        self.packets = []
+
+    def icrc_of(self, body):
+        return w.icrc(w.ipv6_image(self.src, self.dst, self.sport,
+                                   len(body) + w.ICRC_LEN) + body, True)
+
+    def send(self, datagram):
+        self.packets.append(datagram)
+
+
+def selftest():
+    """Check the verdicts on hand-made packets, that a seed gives the same
+    packets, and that peer mode keeps out of a live QP's window."""
+    args = argparse.Namespace(seed=5, mtu=1024, log=None, peer_mode=False,
+                              psn_margin=1 << 20, qkey=[w.GSI_QKEY],
+                              qpn=[parse_qpn("17:rc:100:200")],
+                              rdma_dev=None, refresh=1.0)
+    bad = []
+    fz = Fuzzer(args, StubSender(), Targets(args))
+    for code, op in sorted(w.OPCODES.items()):
+        body, _ = fz.realistic(op=op, qpn=17, psn=100)
+        cases = (("valid", fz.with_icrc(body, True), "qp"),
+                 ("bad ICRC", fz.with_icrc(body, False), "icrc"),
+                 ("cut", fz.with_icrc(body, True)[:op.hdr_len - 1],
+                  "header"))
+        for what, pkt, want in cases:
+            if fz.classify(pkt)[0] != want:
+                bad.append("%s %s" % (op.name, what))
+        for off, val, want in ((0, b"\x15", "opcode"), (1, b"\x01", "header"),
+                               (2, b"\x12\x34", "pkey"),
+                               (5, b"\0\0\0", "no-qp")):
+            pkt = bytearray(body)
+            pkt[off:off + len(val)] = val
+            if off == 1:
+                pkt[1] |= body[1] & 0xf0
+            if fz.classify(fz.with_icrc(pkt, True))[0] != want:
+                bad.append("%s %s" % (op.name, want))
+    runs = []
+    for _ in range(2):
+        fz = Fuzzer(args, StubSender(), Targets(args))
+        fz.run(500)
+        runs.append(fz.sender.packets)
+    if runs[0] != runs[1]:
+        bad.append("one seed, two packet streams")
+    args.peer_mode = True
+    fz = Fuzzer(args, StubSender(), Targets(args))
+    fz.run(3000)
+    for pkt in fz.sender.packets:
+        stage, op = fz.classify(pkt)
+        if stage != "qp" or int.from_bytes(pkt[5:8], "big") != 17 or \
+                op.qpt != "RC":
+            continue
+        d = psn_delta(int.from_bytes(pkt[9:12], "big"),
+                      200 if op.resp else 100)
+        if WINDOW + (1 << 20) <= d <= (1 << 24) - WINDOW - (1 << 20):
+            continue
+        if pkt[0] in REPLAYABLE and d >= (1 << 24) - 64:
+            continue
+        bad.append("peer mode sent PSN %+d from the expected" %
+                   (d - (1 << 24) if d >= 1 << 23 else d))
+    if not w.selftest():
+        bad.append("ICRC of a captured packet")
+    print("pktfuzz self-test: %s" % ("; ".join(bad[:10]) or "ok"))
+    return 1 if bad else 0
+
+
 def main():
+    if sys.argv[1:] == ["--selftest"]:
+        return selftest()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     num = lambda s: int(s, 0)   # noqa: E731
+    ap.add_argument("--selftest", action="store_true",
+                    help="check the verdicts and the seeding, send nothing")
     ap.add_argument("--src", required=True, help="source IPv6 address")
     ap.add_argument("--dst", required=True, help="destination IPv6 address")
     ap.add_argument("--seed", type=num, default=1)

@@ -135,6 +135,8 @@ if [ -z "$DP_CLI_GID6" ] || [ -z "$DP_SRV_GID6" ]; then
 fi
 check "the ICRC code matches a captured packet" \
 	/usr/bin/python3 "$repo/tools/sroce-inject.py" --selftest
+check "the fuzzer's verdicts, seeding and peer mode" \
+	/usr/bin/python3 "$fuzz" --selftest
 check "a third address on v2: $THIRD6" \
 	ip -n h2 addr add "$THIRD6/64" dev v2 nodad
 diag "fuzzing with $COUNT packets in all, seed $SEED"
