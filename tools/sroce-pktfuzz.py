@@ -156,9 +156,15 @@ class Targets:
         return self.qps.get(qpn)
 
     def pick(self, rng):
-        """A live QP other than the GSI QP, or None."""
-        live = [q for q in self.qps.values() if q.qpn != 1]
-        return rng.choice(live) if live else None
+        """A live QP other than the GSI QP, or None. Short-lived QPs are
+        the rule (a test case's), so the newest are the likeliest to be
+        there still: most picks are among the last three."""
+        live = sorted(q.qpn for q in self.qps.values() if q.qpn != 1)
+        if not live:
+            return None
+        if rng.random() < 0.7:
+            live = live[-3:]
+        return self.qps[rng.choice(live)]
 
 
 def psn_delta(psn, base):
@@ -192,8 +198,8 @@ class Fuzzer:
         if r < 0.7:
             return rng.choice((0, 1, MCAST_QPN))
         if r < 0.8 and self.targets.seen:
-            # Where the next QPs will be.
-            return (self.targets.seen + rng.randint(1, 4)) & w.QPN_MASK
+            # Where the next QPs will be, or are already.
+            return (self.targets.seen + rng.randint(1, 3)) & w.QPN_MASK
         if r < 0.9:
             return rng.choice(DEAD_QPNS)
         return rng.randrange(1 << 24)

@@ -7,16 +7,19 @@
 #
 # A packet fuzzer against two live devices: tools/bin/sroce-integrity moves
 # checked data between sroce0 (h1) and sroce1 (h2) over RC and UC, through
-# their IPv6 GIDs, round after round, while tools/sroce-pktfuzz.py sends a
-# burst at each device's live QPs (and QPNs 0, 1, 0xffffff and random ones)
-# from a third address added to v2 and, with PSNs outside the receive
-# window only, from the peer's own address. Every integrity case must pass,
-# no NAK that fails a QP may be sent, and the drop counters of each device
-# must account for every packet sent to it: their sum rises by at least
-# the packets sent, and each drop the packet alone decides (header,
-# opcode, ICRC, P_Key, no QP) by at least what the fuzzer predicted.
-# PKTFUZZ_COUNT packets in all (default 6000, divided by SROCE_SLOW), with
-# PKTFUZZ_SEED (default 1); pktfuzz_full.sh sends a million.
+# their IPv6 GIDs, round after round, each round followed by
+# ibv_rc_pingpong and ibv_uc_pingpong with --chk (QPs that live long
+# enough for the fuzzers to find them), while tools/sroce-pktfuzz.py sends
+# a burst at each device's live QPs (and QPNs 0, 1, 0xffffff and random
+# ones) from a third address added to v2 and, with PSNs outside the
+# receive window only, from the peer's own address. Every integrity case
+# and pingpong must pass, no NAK that fails a QP may be sent, and the drop
+# counters of each device must account for every packet sent to it: their
+# sum rises by at least the packets sent, and each drop the packet alone
+# decides (header, opcode, ICRC, P_Key, no QP) by at least what the fuzzer
+# predicted. PKTFUZZ_COUNT packets in all (default 4000, divided by
+# SROCE_SLOW), with PKTFUZZ_SEED (default 1); pktfuzz_full.sh sends a
+# million.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh
@@ -27,7 +30,7 @@ fuzz=$repo/tools/sroce-pktfuzz.py
 integrity=$repo/tools/bin/sroce-integrity
 THIRD6=2001:db8::3
 PORT=18520
-COUNT=${PKTFUZZ_COUNT:-$((6000 / SROCE_SLOW))}
+COUNT=${PKTFUZZ_COUNT:-$((4000 / SROCE_SLOW))}
 SEED=${PKTFUZZ_SEED:-1}
 # Every counter of a packet the receiver drops (or answers from saved
 # state) without placing it.
@@ -98,7 +101,7 @@ integrity_round() {
 	[ "$n" != 1 ] || start_fuzzers
 	# shellcheck disable=SC2086
 	ip netns exec h1 "$integrity" -d sroce0 -g "$DP_CLI_GID6" $opts \
-		--quick --tests rc,uc -n 8 -b 65536 "$DP_SRV_IP6" \
+		--quick --tests rc,uc -n 16 -b 131072 "$DP_SRV_IP6" \
 		>"$tmp/cli$n.out" 2>&1
 	rc_c=$?
 	wait "$spid"
@@ -143,9 +146,19 @@ diag "fuzzing with $COUNT packets in all, seed $SEED"
 
 t0=$SECONDS
 round=0
+iters=$((2000 / SROCE_SLOW))
 while :; do
 	round=$((round + 1))
 	integrity_round "$round"
+	fuzzing || break
+	# An integrity case's QPs live for milliseconds, less than a look at
+	# the QP list takes: these live for seconds, long enough for the
+	# fuzzers to aim at them with their current PSNs.
+	for t in rc uc; do
+		dp_pair "$t pingpong round $round under fuzz, payload checked" 120 \
+			"ibv_${t}_pingpong" -d @DEV@ -g @GID6@ -n "$iters" -s 1024 --chk -- \
+			"ibv_${t}_pingpong" -d @DEV@ -g @GID6@ -n "$iters" -s 1024 --chk @SRV4@
+	done
 	fuzzing || break
 done
 for n in 1 2 3 4; do
