@@ -156,8 +156,8 @@ while :; do
 	# fuzzers to aim at them with their current PSNs.
 	for t in rc uc; do
 		dp_pair "$t pingpong round $round under fuzz, payload checked" 120 \
-			"ibv_${t}_pingpong" -d @DEV@ -g @GID6@ -n "$iters" -s 1024 --chk -- \
-			"ibv_${t}_pingpong" -d @DEV@ -g @GID6@ -n "$iters" -s 1024 --chk @SRV4@
+			"ibv_${t}_pingpong" -d @DEV@ -g @GID6@ -n "$iters" -s 1024 -e --chk -- \
+			"ibv_${t}_pingpong" -d @DEV@ -g @GID6@ -n "$iters" -s 1024 -e --chk @SRV4@
 	done
 	fuzzing || break
 done
