@@ -6,8 +6,9 @@
 # rdmacm_netns, the two-VM scenarios...) runs on the debug kernel, with
 # KASAN, lockdep and kmemleak watching. make check runs all of them on the
 # stock kernels already; it runs kunit, delete and pingpong_netns on the
-# debug kernel, which this does not repeat. Then the soak
-# (tests/extra/soak.sh, SOAK_MINUTES=30 unless set) runs on 6.1.
+# debug kernel, which this does not repeat. Scenarios whose header says
+# "kernels: none" run here only. Then the soak (tests/extra/soak.sh,
+# SOAK_MINUTES=30 unless set) runs on 6.1.
 #
 #   tests/check-full.sh [--filter REGEX] [--out DIR] [--list]
 #
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
 	--filter) filter=${2:-}; shift 2 || exit 2 ;;
 	--out) out=${2:-}; shift 2 || exit 2 ;;
 	--list) list=1; shift ;;
-	*) sed -n '3,20s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '3,21s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 out=${out:-$root/out/check-full-$(date +%Y%m%d-%H%M%S)}

@@ -10,7 +10,9 @@
 #                                  scenario in each, named NAME_netns and
 #                                  NAME_twovm)
 #   # kernels: 6.1 6.12 debug     (default: all; "K:TOPO" names a kernel
-#                                  for one topology only)
+#                                  for one topology only; "none" runs it
+#                                  only under SROCE_ALL_KERNELS=1, as
+#                                  make check-full does)
 #   # timeout: SECONDS            (default 180; scaled by 5 on the debug kernel)
 #   # requires: sroce             (fail at once when build/KVER/sroce.ko is missing)
 #   # isolate: yes                (boot a VM for this scenario alone)
