@@ -27,8 +27,8 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-from pyverbs.addr import AHAttr, GlobalRoute
 
+from qp_lib import rc_rts_attr
 from tap_lib import pattern, tap, tap_done
 
 SIZE = 64 * 1024
@@ -74,26 +74,6 @@ class Side:
                               self.dev + "/1"], capture_output=True,
                              text=True, check=True).stdout.split()
         return int(out[out.index(name) + 1]) if name in out else -1
-
-
-def rc_rts_attr(dgid, gidx, dest_qpn, access=0):
-    """Attributes taking an RC or UC QP to RTS towards QP dest_qpn at dgid,
-    both PSNs 0: the spoofing checks aim at PSNs they know."""
-    attr = QPAttr(port_num=1)
-    attr.path_mtu = e.IBV_MTU_1024
-    attr.dest_qp_num = dest_qpn
-    attr.rq_psn = 0
-    attr.sq_psn = 0
-    attr.max_dest_rd_atomic = 1
-    attr.max_rd_atomic = 1
-    attr.min_rnr_timer = 12
-    attr.timeout = 14
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.qp_access_flags = access
-    gr = GlobalRoute(dgid=dgid, sgid_index=gidx, hop_limit=64)
-    attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
-    return attr
 
 
 def poll_one(cq, limit):

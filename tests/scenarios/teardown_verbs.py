@@ -20,7 +20,6 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
@@ -29,6 +28,7 @@ from pyverbs.pyverbs_error import PyverbsError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
+from qp_lib import rc_rts_attr
 from tap_lib import pattern, tap, tap_done
 
 SIZE = 16384
@@ -74,28 +74,10 @@ class Side:
             obj.close()
 
 
-def rts_attr(dgid, gidx, dest_qpn):
-    attr = QPAttr(port_num=1)
-    attr.path_mtu = e.IBV_MTU_1024
-    attr.dest_qp_num = dest_qpn
-    attr.rq_psn = 0
-    attr.sq_psn = 0
-    attr.max_dest_rd_atomic = 1
-    attr.max_rd_atomic = 1
-    attr.min_rnr_timer = 12
-    attr.timeout = 14
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.qp_access_flags = ACCESS
-    gr = GlobalRoute(dgid=dgid, sgid_index=gidx, hop_limit=64)
-    attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
-    return attr
-
-
 def connect(a, b, qpt):
     qa, qb = a.qp(qpt), b.qp(qpt)
-    qa.to_rts(rts_attr(b.gid, a.gidx, qb.qp_num))
-    qb.to_rts(rts_attr(a.gid, b.gidx, qa.qp_num))
+    qa.to_rts(rc_rts_attr(b.gid, a.gidx, qb.qp_num, ACCESS))
+    qb.to_rts(rc_rts_attr(a.gid, b.gidx, qa.qp_num, ACCESS))
     return qa, qb
 
 
