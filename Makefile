@@ -14,6 +14,7 @@
 #   make demo            two VMs running ibv_rc_pingpong over sroce
 #   make bench           sroce against rdma_rxe and TCP on the two-VM link
 #   make install         install sroce.ko for the kernel in KDIR and run depmod
+#   make deb             the sroce-dkms Debian package, in out/deb/
 
 SROCE_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
@@ -21,7 +22,7 @@ FALLBACK_KDIR = $(word 3,$(shell $(SROCE_ROOT)/scripts/kernels.sh 2>/dev/null | 
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(FALLBACK_KDIR))
 
 .PHONY: all modules clean deps kmods lint checkpatch sparse debug-kernel kunit \
-	check check-full scenarios demo bench install tools
+	check check-full scenarios demo bench install tools deb
 
 all: modules
 
@@ -63,6 +64,9 @@ demo: deps
 
 bench: deps
 	@$(SROCE_ROOT)/tests/bench.sh
+
+deb: deps
+	@$(SROCE_ROOT)/scripts/make-deb.sh
 
 install: modules
 	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT) modules_install

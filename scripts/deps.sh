@@ -17,6 +17,8 @@ pkgs=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils python3-pyverbs iproute2 ethtool tcpdump
 	qperf iperf3 nvme-cli
+	# the sroce-dkms package (make deb) and its installation test
+	dkms dh-dkms debhelper dpkg-dev
 )
 
 missing=()

@@ -105,6 +105,12 @@ boot_times() {
 run modules build_modules
 run tools make -s -C "$root/tools"
 
+# The sroce-dkms package, installed into an overlay of this machine's
+# root for the "dkms" scenario, beside the first guests: its boot waits
+# for it if it is not done by then (tests/package/dkms-root.sh).
+nice -n 5 "$root/tests/package/dkms-root.sh" "$root/out/package" \
+	>"$out/package.log" 2>&1 &
+
 # Lint beside the scenarios: nice 19 and one make job, so that it takes
 # only what the guests leave idle and never a guest's CPU slot.
 t_lint=$EPOCHSECONDS

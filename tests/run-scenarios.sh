@@ -236,6 +236,18 @@ run_boot() {
 	seen_begin=() seen_end=() kill_reason= boot_crashed=
 	cpu_now=() cpu_begin=() cpu_end=()
 
+	# The sroce-dkms package installed into an overlay of the host's root,
+	# for the scenarios that need it: made once per package, then reused.
+	for name in "${list[@]}"; do
+		[[ " ${s_requires[$name]} " == *" deb "* ]] || continue
+		if ! "$SROCE_REPO/tests/package/dkms-root.sh" "$SROCE_REPO/out/package" \
+			>"$bootdir/package.log" 2>&1; then
+			kill_reason="installing the sroce-dkms package into an overlay root failed: $(tail -n 3 "$bootdir/package.log")"
+			return
+		fi
+		break
+	done
+
 	# The boot's cost leaves out the wait for CPU slots (boot_waited).
 	t0=$SECONDS
 	# Every vCPU of every VM holds a slot, also against other runners.
@@ -653,6 +665,8 @@ plan_kernel() {
 			fi
 			why=
 			for req in ${s_requires[$name]}; do
+				# The package layer is made at boot (run_boot).
+				[ "$req" = deb ] && continue
 				ko=$SROCE_REPO/build/$VM_KVER/$req.ko
 				[ -f "$ko" ] || why+="$req.ko not built: $ko does not exist (run 'make kmods'). "
 			done

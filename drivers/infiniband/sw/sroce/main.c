@@ -128,4 +128,5 @@ module_exit(sroce_exit);
 MODULE_AUTHOR("The sroce developers");
 MODULE_DESCRIPTION("Software RoCEv2 RDMA device over any Ethernet netdev");
 MODULE_LICENSE("Dual BSD/GPL");
+MODULE_VERSION(SROCE_VERSION);
 MODULE_ALIAS_RDMA_LINK(SROCE_LINK_TYPE);
