@@ -5,7 +5,7 @@ pairs from device A (the requester) to device B, whose region the windows
 open onto, at an offset inside the region that is neither 0 nor a page
 boundary. Prints TAP on stdout.
 
-  mw_verbs.py --a DEV:GIDX --b DEV:GIDX
+  mw_verbs.py --a DEV:GIDX --b DEV:GIDX [--lossy ROUNDS]
 
 Each window kind (type 2 zero-based, type 1 and type 2 at the region's
 addresses) takes a WRITE of the whole window from its first address, one
@@ -17,6 +17,13 @@ the window's end, with an address whose sum with the length passes 2^64,
 or (zero-based) at the region's addresses must fail with a remote access
 error and leave the region as it was. A zero-based type 1 window is
 refused, by ibv_bind_mw() and by a BIND_MW work request.
+
+With --lossy, on a link the scenario makes drop packets, ROUNDS rounds
+of a WRITE of the whole zero-based window, a READ of it, a fetch-and-add
+and a compare-and-swap, all checked: requests and answers lost make the
+requester send again, and the responder answer duplicates from what it
+saved (a READ from where the lost responses start, an atomic from its
+saved result, never executed twice).
 """
 
 import argparse
@@ -338,12 +345,64 @@ def type1_zero_based(b):
     mw.close()
 
 
+def round_trip(b, w, i):
+    """One lossy round through w: None or what went wrong."""
+    data = pattern(100 + i, WLEN)
+    why = status_ok(b.write(w.rkey, 0, data), "WRITE")
+    if why:
+        return why
+    b.model[OFF:OFF + WLEN] = data
+    status, got = b.read(w.rkey, 0, WLEN)
+    why = status_ok(status, "READ") or differs(got, data)
+    if why:
+        return why
+    at = 8 * (i % (WLEN // 8))
+    orig = int.from_bytes(b.model[OFF + at:OFF + at + 8], "little")
+    status, got = b.atomic(w.rkey, at, e.IBV_WR_ATOMIC_FETCH_AND_ADD, i + 1)
+    why = status_ok(status, "fetch-and-add")
+    if not why and got != orig:
+        why = "fetch-and-add returned %#x, the bytes held %#x" % (got, orig)
+    if why:
+        return why
+    new = (orig + i + 1) & U64
+    status, got = b.atomic(w.rkey, at, e.IBV_WR_ATOMIC_CMP_AND_SWP, new,
+                           new ^ U64)
+    why = status_ok(status, "compare-and-swap")
+    if not why and got != new:
+        why = "compare-and-swap returned %#x, the bytes held %#x" % (got,
+                                                                      new)
+    if why:
+        return why
+    b.model[OFF + at:OFF + at + 8] = (new ^ U64).to_bytes(8, "little")
+    return b.region_as_modelled()
+
+
+def lossy(b, rounds):
+    w = Window(b, e.IBV_MW_TYPE_2, True)
+    b.pair()
+    why = w.bind()
+    i = 0
+    while not why and i < rounds:
+        why = round_trip(b, w, i)
+        if why:
+            why = "round %d: %s" % (i, why)
+        i += 1
+    tap(not why, "%s on a lossy link: %d rounds of a WRITE, a READ and two "
+        "atomics, results and region checked" % (w.name(), rounds), why)
+    w.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--a", required=True, help="DEV:GIDX of the requester")
     ap.add_argument("--b", required=True, help="DEV:GIDX of the windows")
+    ap.add_argument("--lossy", type=int, metavar="ROUNDS",
+                    help="only the rounds for a link that drops packets")
     args = ap.parse_args()
     b = Bench(args.a, args.b)
+    if args.lossy:
+        lossy(b, args.lossy)
+        return tap_done()
     for mw_type, zb in ((e.IBV_MW_TYPE_2, True), (e.IBV_MW_TYPE_1, False),
                         (e.IBV_MW_TYPE_2, False)):
         w = Window(b, mw_type, zb)
