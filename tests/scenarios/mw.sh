@@ -36,7 +36,7 @@ before=$(duplicates)
 check "netem: 20% loss on v1 and v2" eval \
 	'h1 tc qdisc add dev v1 root netem loss 20% && h2 tc qdisc add dev v2 root netem loss 20%'
 dp_tap_tool "IPv4 GID, lossy" 120 "$tool" --a "$DP_CLI_DEV:$DP_CLI_GID4" \
-	--b "$DP_SRV_DEV:$DP_SRV_GID4" --lossy 20
+	--b "$DP_SRV_DEV:$DP_SRV_GID4" --lossy 12
 h1 tc qdisc del dev v1 root
 h2 tc qdisc del dev v2 root
 after=$(duplicates)
