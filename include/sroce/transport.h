@@ -131,6 +131,33 @@ static inline bool sroce_range_within(u64 start, u64 size, u64 addr, u64 len)
 }
 
 /**
+ * sroce_window_addr() - where an access through a memory window lands
+ * @base: the window's first byte, as an address of its region
+ * @size: the window's length in bytes
+ * @zero_based: the window was bound zero-based (IB_ZERO_BASED): the
+ *	addresses its peers use run from 0 to @size, not from @base
+ * @va: the first address the access names, untrusted
+ * @len: the bytes accessed
+ * @addr: set to the region's address of byte @va when the access fits
+ *
+ * The access is checked against the window's own address range, [0,
+ * @size) when zero-based and [@base, @base + @size) otherwise, without a
+ * sum that could wrap. A zero-based address that fits is at most @size,
+ * and the window lies inside its region, so @base + @va cannot wrap
+ * either.
+ *
+ * Return: true when [@va, @va + @len) lies in the window.
+ */
+static inline bool sroce_window_addr(u64 base, u64 size, bool zero_based,
+				     u64 va, u64 len, u64 *addr)
+{
+	if (!sroce_range_within(zero_based ? 0 : base, size, va, len))
+		return false;
+	*addr = zero_based ? base + va : va;
+	return true;
+}
+
+/**
  * sroce_access_granted() - are all the rights an access needs granted?
  * @granted: the IB_ACCESS_* rights of the region or window
  * @needed: the IB_ACCESS_* rights the access needs; 0 for a local read

@@ -3,7 +3,8 @@
  * sroce_mr_range: the bounds and rights checks of an access to a memory
  * region or window (include/sroce/transport.h). An access of [addr,
  * addr + len) is inside [start, start + size) when both ends are, with the
- * sums taken as if no integer could overflow.
+ * sums taken as if no integer could overflow; through a zero-based window
+ * the window's addresses run from 0 and land at its base in the region.
  */
 
 #include <kunit/test.h>
@@ -156,6 +157,114 @@ static void range_random(struct kunit *test)
 	}
 }
 
+#define EXPECT_WINDOW(test, base, size, zb, va, len, want)		\
+	expect_window(test, base, size, zb, va, len, want, __LINE__)
+
+/*
+ * An access through a window lands at @want, a region address, or is
+ * refused when @want is WINDOW_REFUSED; a refused access leaves the
+ * address untouched.
+ */
+#define WINDOW_REFUSED	0xdeadbeefULL
+
+static void expect_window(struct kunit *test, u64 base, u64 size, bool zb,
+			  u64 va, u64 len, u64 want, int line)
+{
+	u64 addr = WINDOW_REFUSED;
+	bool in = sroce_window_addr(base, size, zb, va, len, &addr);
+
+	KUNIT_EXPECT_EQ_MSG(test, in, want != WINDOW_REFUSED,
+			    "line %d: [0x%llx +0x%llx) in %s window [0x%llx +0x%llx)",
+			    line, va, len, zb ? "zero-based" : "VA", base, size);
+	KUNIT_EXPECT_EQ_MSG(test, addr, want, "line %d", line);
+}
+
+/* A window of 0x100 bytes at 0x11238 of its region. */
+static void window_values(struct kunit *test)
+{
+	/* Zero-based: its bytes are 0 to 0xff. */
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0, 1, 0x11238);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0, 0x100, 0x11238);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0xff, 1, 0x11337);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0x80, 8, 0x112b8);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0x100, 1, WINDOW_REFUSED);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0xff, 2, WINDOW_REFUSED);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0, 0x101, WINDOW_REFUSED);
+	/* Its region addresses mean nothing to it. */
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0x11238, 1, WINDOW_REFUSED);
+	/* No bytes: anywhere from its start to its end. */
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0x100, 0, 0x11338);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0x101, 0, WINDOW_REFUSED);
+	/* At the region's addresses: as before, and untranslated. */
+	EXPECT_WINDOW(test, 0x11238, 0x100, false, 0x11238, 0x100, 0x11238);
+	EXPECT_WINDOW(test, 0x11238, 0x100, false, 0x11337, 1, 0x11337);
+	EXPECT_WINDOW(test, 0x11238, 0x100, false, 0x11338, 1, WINDOW_REFUSED);
+	EXPECT_WINDOW(test, 0x11238, 0x100, false, 0x11237, 1, WINDOW_REFUSED);
+	EXPECT_WINDOW(test, 0x11238, 0x100, false, 0, 1, WINDOW_REFUSED);
+}
+
+/* Zero-based sums past 2^64 must not wrap into the window. */
+static void window_overflow(struct kunit *test)
+{
+	/* 0x80 + (2^64 - 0x7f) wraps to 1, inside [0, 0x100). */
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 0x80, -0x7fULL,
+		      WINDOW_REFUSED);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, U64_MAX, 2, WINDOW_REFUSED);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, U64_MAX, 0, WINDOW_REFUSED);
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, 1, U64_MAX, WINDOW_REFUSED);
+	/* base + va wraps: an address past the window's end. */
+	EXPECT_WINDOW(test, 0x11238, 0x100, true, -0x11238ULL, 8,
+		      WINDOW_REFUSED);
+	/* A window ending at 2^64: its last byte is U64_MAX. */
+	EXPECT_WINDOW(test, -0x100ULL, 0x100, true, 0xff, 1, U64_MAX);
+	EXPECT_WINDOW(test, -0x100ULL, 0x100, true, 0xff, 2, WINDOW_REFUSED);
+	EXPECT_WINDOW(test, -0x100ULL, 0x100, false, U64_MAX, 1, U64_MAX);
+	EXPECT_WINDOW(test, -0x100ULL, 0x100, false, U64_MAX, 2,
+		      WINDOW_REFUSED);
+}
+
+/*
+ * Random windows and accesses, many near a window's ends: a zero-based
+ * window takes what [0, size) would and lands at base + va, any other
+ * takes what [base, base + size) would and lands at va.
+ */
+static void window_random(struct kunit *test)
+{
+	struct rnd_state rnd;
+	int i;
+
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED);
+	for (i = 0; i < ROUNDS; i++) {
+		u64 size = rnd_edgy(&rnd), len = rnd_edgy(&rnd);
+		/* The window lies in its region: base + size does not wrap. */
+		u64 base = rnd_edgy(&rnd) % (U64_MAX - size + 1 ?: U64_MAX);
+		bool zb = prandom_u32_state(&rnd) & 1;
+		u64 start = zb ? 0 : base, va, addr = WINDOW_REFUSED;
+		bool want, in;
+
+		if (prandom_u32_state(&rnd) & 1)
+			va = start + size - len +
+			     (s64)(prandom_u32_state(&rnd) % 9) - 4;
+		else
+			va = rnd_edgy(&rnd);
+		want = ref_within(start, size, va, len);
+		in = sroce_window_addr(base, size, zb, va, len, &addr);
+		KUNIT_EXPECT_EQ_MSG(test, in, want,
+				    "[0x%llx +0x%llx) in %s window [0x%llx +0x%llx)",
+				    va, len, zb ? "zero-based" : "VA", base,
+				    size);
+		KUNIT_EXPECT_EQ(test, addr, !want ? WINDOW_REFUSED :
+					    zb ? base + va : va);
+		if (want)
+			KUNIT_EXPECT_TRUE(test, ref_within(base, size, addr,
+							   len));
+		if (test->status == KUNIT_FAILURE) {
+			kunit_info(test, "first failure at round %d", i);
+			return;
+		}
+	}
+}
+
 static void access_values(struct kunit *test)
 {
 	int rw = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
@@ -201,6 +310,9 @@ static struct kunit_case sroce_mr_range_cases[] = {
 	KUNIT_CASE(range_zero_length),
 	KUNIT_CASE(range_overflow),
 	KUNIT_CASE(range_random),
+	KUNIT_CASE(window_values),
+	KUNIT_CASE(window_overflow),
+	KUNIT_CASE(window_random),
 	KUNIT_CASE(access_values),
 	KUNIT_CASE(access_exhaustive),
 	{}

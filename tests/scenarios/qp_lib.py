@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Connected QPs between two devices, for the scenario tools that build
-their own pairs with pyverbs (spoof_verbs.py, teardown_verbs.py).
+their own pairs with pyverbs (spoof_verbs.py, teardown_verbs.py,
+mw_verbs.py).
 """
 
 import pyverbs.enums as e

@@ -291,25 +291,15 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/**
- * sroce_mr_get() - find a region by key and check an access to it
- * @sdev: the device
- * @key: lkey or rkey, untrusted
- * @pd: the protection domain the access comes from
- * @access: IB_ACCESS_* rights the access needs; 0 for a local read
- * @iova: first byte accessed
- * @len: bytes accessed; SROCE_LEN_WHOLE for the whole region or window,
- *	whatever @iova
- * @remote_qp: for an rkey from the wire, the QP it arrived on (the key may
- *	then also name a memory window); NULL for a local key
- *
- * Context: any.
- * Return: the region with a reference held, or NULL when the key is unknown,
- * invalid, of another PD, lacks the rights, or the range is out of bounds.
+/*
+ * Find a region by key and check an access to it, as sroce_mr_get()
+ * describes; *@mr_iova is set to the region's address of byte @iova, which
+ * differs from @iova for an access through a zero-based window.
  */
-struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
-			      struct ib_pd *pd, int access, u64 iova, u64 len,
-			      const struct sroce_qp *remote_qp)
+static struct sroce_mr *sroce_key_get(struct sroce_dev *sdev, u32 key,
+				      struct ib_pd *pd, int access, u64 iova,
+				      u64 len, const struct sroce_qp *remote_qp,
+				      u64 *mr_iova)
 {
 	struct sroce_mr *mr;
 	void *entry;
@@ -319,7 +309,7 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 	if (xa_pointer_tag(entry) == SROCE_KEY_MW) {
 		mr = remote_qp ? sroce_mw_get_mr(xa_untag_pointer(entry), key,
 						 remote_qp, access, iova,
-						 len) : NULL;
+						 len, mr_iova) : NULL;
 		rcu_read_unlock();
 		return mr;
 	}
@@ -340,7 +330,58 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 		sroce_mr_put(mr);
 		return NULL;
 	}
+	*mr_iova = iova;
 	return mr;
+}
+
+/**
+ * sroce_mr_get() - find a region by key and check an access to it
+ * @sdev: the device
+ * @key: lkey or rkey, untrusted
+ * @pd: the protection domain the access comes from
+ * @access: IB_ACCESS_* rights the access needs; 0 for a local read
+ * @iova: first byte accessed
+ * @len: bytes accessed; SROCE_LEN_WHOLE for the whole region or window,
+ *	whatever @iova
+ * @remote_qp: for an rkey from the wire, the QP it arrived on (the key may
+ *	then also name a memory window); NULL for a local key
+ *
+ * For a check only: an rkey that may name a zero-based window is resolved
+ * by sroce_rkey_get() for the region's address of the bytes.
+ *
+ * Context: any.
+ * Return: the region with a reference held, or NULL when the key is unknown,
+ * invalid, of another PD, lacks the rights, or the range is out of bounds.
+ */
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
+			      struct ib_pd *pd, int access, u64 iova, u64 len,
+			      const struct sroce_qp *remote_qp)
+{
+	u64 mr_iova;
+
+	return sroce_key_get(sdev, key, pd, access, iova, len, remote_qp,
+			     &mr_iova);
+}
+
+/**
+ * sroce_rkey_get() - resolve an rkey from the wire to the bytes it names
+ * @qp: the QP the request arrived on
+ * @rkey: the rkey, untrusted
+ * @access: IB_ACCESS_* rights the access needs
+ * @va: first byte, as the request names it: for a zero-based window an
+ *	offset into the window
+ * @len: bytes accessed, not SROCE_LEN_WHOLE
+ * @mr_iova: set to the region's address of byte @va, the address the
+ *	copies and atomic operations on the region take
+ *
+ * Context: any.
+ * Return: as sroce_mr_get().
+ */
+struct sroce_mr *sroce_rkey_get(const struct sroce_qp *qp, u32 rkey,
+				int access, u64 va, u64 len, u64 *mr_iova)
+{
+	return sroce_key_get(qp->sdev, rkey, qp->ibqp.pd, access, va, len, qp,
+			     mr_iova);
 }
 
 void sroce_mr_put(struct sroce_mr *mr)

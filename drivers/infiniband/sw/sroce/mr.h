@@ -101,6 +101,8 @@ static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key,
 			      struct ib_pd *pd, int access, u64 iova, u64 len,
 			      const struct sroce_qp *remote_qp);
+struct sroce_mr *sroce_rkey_get(const struct sroce_qp *qp, u32 rkey,
+				int access, u64 va, u64 len, u64 *mr_iova);
 void sroce_mr_put(struct sroce_mr *mr);
 int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 			const struct sroce_qp *remote_qp);

@@ -8,6 +8,12 @@
  * then tied to that QP. A window's key shares the region key space (the
  * device's mrs table, where window entries carry the SROCE_KEY_MW tag):
  * the upper 24 bits name the window, the low 8 bits change with each bind.
+ *
+ * A type 2 window may be bound zero-based (IB_ZERO_BASED): its peers then
+ * address its first byte as 0, whatever the region's address of it; the
+ * responder turns their addresses into the region's (sroce_mw_get_mr()).
+ * Type 1 windows are bound at the region's addresses only, as the IBTA
+ * has it (o10-36.2.2); librxe refuses the flag in ibv_bind_mw() already.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -75,7 +81,17 @@ static struct sroce_mw *sroce_mw_lookup(struct sroce_dev *sdev, u32 rkey)
 	return xa_untag_pointer(entry);
 }
 
-/* May @mr back a window of @type with @access over [addr, addr + len)? */
+/* Rights a window may be bound with, IB_ZERO_BASED among them. */
+#define SROCE_MW_BIND_ACCESS	(IB_ACCESS_LOCAL_WRITE |		\
+				 IB_ACCESS_REMOTE_READ |		\
+				 IB_ACCESS_REMOTE_WRITE |		\
+				 IB_ACCESS_REMOTE_ATOMIC |		\
+				 IB_ZERO_BASED)
+
+/*
+ * May @mr back a window with @access over [addr, addr + len)? @addr is the
+ * region's address of the window's first byte, zero-based or not.
+ */
 static bool sroce_mw_bind_ok(struct sroce_mr *mr, int access, u64 addr,
 			     u64 len)
 {
@@ -95,9 +111,10 @@ static bool sroce_mw_bind_ok(struct sroce_mr *mr, int access, u64 addr,
  * @mw_rkey: the window's current rkey, untrusted
  * @new_rkey: its low 8 bits become the window's
  * @mr_lkey: the region to bind to, untrusted; unused to unbind
- * @addr: first byte of the window
+ * @addr: first byte of the window, as an address of the region
  * @len: its length; 0 unbinds a type 1 window
- * @access: remote rights through it
+ * @access: remote rights through it, and IB_ZERO_BASED for a type 2
+ *	window whose peers address it from 0
  *
  * Context: the requester, the QP's req.lock held.
  * Return: 0, or -EINVAL for any violation of the binding rules
@@ -111,9 +128,7 @@ int sroce_mw_bind(struct sroce_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
 	struct sroce_mw *mw;
 	int err = -EINVAL;
 
-	/* Zero-based windows are not offered. */
-	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-		       IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC))
+	if (access & ~SROCE_MW_BIND_ACCESS)
 		return -EINVAL;
 	if (len) {
 		mr = sroce_mr_get(sdev, mr_lkey, qp->ibqp.pd, 0, addr, len,
@@ -135,6 +150,8 @@ int sroce_mw_bind(struct sroce_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
 		goto out_unlock;
 	if (mw->ibmw.type == IB_MW_TYPE_2 &&
 	    (mw->state != SROCE_MW_FREE || !len))
+		goto out_unlock;
+	if (mw->ibmw.type == IB_MW_TYPE_1 && (access & IB_ZERO_BASED))
 		goto out_unlock;
 	sroce_mw_unbind(mw);
 	mw->ibmw.rkey = sroce_key_make(sroce_key_index(mw_rkey), new_rkey);
@@ -164,14 +181,16 @@ out:
  * @rkey: the rkey, untrusted
  * @qp: the QP the access arrived on
  * @access: IB_ACCESS_* rights needed
- * @iova: first byte
+ * @iova: first byte, in the window's addresses (from 0 when zero-based)
  * @len: bytes; SROCE_LEN_WHOLE for the whole window, whatever @iova
+ * @mr_iova: set to the region's address of byte @iova (of the window's first
+ *	byte for SROCE_LEN_WHOLE)
  *
  * Return: the window's region with a reference held, or NULL.
  */
 struct sroce_mr *sroce_mw_get_mr(struct sroce_mw *mw, u32 rkey,
 				 const struct sroce_qp *qp, int access,
-				 u64 iova, u64 len)
+				 u64 iova, u64 len, u64 *mr_iova)
 {
 	struct sroce_mr *mr = NULL;
 
@@ -181,9 +200,13 @@ struct sroce_mr *sroce_mw_get_mr(struct sroce_mw *mw, u32 rkey,
 	    !READ_ONCE(mw->mr->valid) ||
 	    mw->ibmw.pd != qp->ibqp.pd ||
 	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num) ||
-	    !sroce_access_granted(mw->access, access) ||
-	    (len != SROCE_LEN_WHOLE &&
-	     !sroce_range_within(mw->addr, mw->length, iova, len)))
+	    !sroce_access_granted(mw->access, access))
+		goto out;
+	if (len == SROCE_LEN_WHOLE)
+		*mr_iova = mw->addr;
+	else if (!sroce_window_addr(mw->addr, mw->length,
+				    mw->access & IB_ZERO_BASED, iova, len,
+				    mr_iova))
 		goto out;
 	if (refcount_inc_not_zero(&mw->mr->ref))
 		mr = mw->mr;

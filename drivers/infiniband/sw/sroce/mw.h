@@ -29,7 +29,8 @@ enum sroce_mw_state {
  * @mr: the region it is bound to, with a reference
  * @addr: first byte of the window, in the region's address space
  * @length: bytes in the window
- * @access: remote rights through it
+ * @access: remote rights through it, with IB_ZERO_BASED when its peers
+ *	address it from 0 rather than from @addr
  * @qpn: for a type 2 window, the QP it is bound to
  */
 struct sroce_mw {
@@ -55,7 +56,7 @@ int sroce_mw_bind(struct sroce_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
 		  u64 addr, u64 len, int access);
 struct sroce_mr *sroce_mw_get_mr(struct sroce_mw *mw, u32 rkey,
 				 const struct sroce_qp *qp, int access,
-				 u64 iova, u64 len);
+				 u64 iova, u64 len, u64 *mr_iova);
 int sroce_mw_invalidate(struct sroce_mw *mw, u32 rkey, struct ib_pd *pd,
 			const struct sroce_qp *remote_qp);
 

@@ -391,15 +391,16 @@ static int sroce_resp_write_data(struct sroce_qp *qp, struct sk_buff *skb,
 				 u32 payload)
 {
 	struct sroce_mr *mr;
+	u64 mr_iova;
 	int err;
 
 	if (!payload)
 		return 0;
-	mr = sroce_mr_get(qp->sdev, qp->resp.write_rkey, qp->ibqp.pd,
-			  IB_ACCESS_REMOTE_WRITE, qp->resp.write_va, payload, qp);
+	mr = sroce_rkey_get(qp, qp->resp.write_rkey, IB_ACCESS_REMOTE_WRITE,
+			    qp->resp.write_va, payload, &mr_iova);
 	if (!mr)
 		return -EACCES;
-	err = sroce_mr_copy_skb(mr, qp->resp.write_va, skb,
+	err = sroce_mr_copy_skb(mr, mr_iova, skb,
 				sroce_resp_payload_off(info), payload,
 				&qp->resp.miss);
 	sroce_mr_put(mr);

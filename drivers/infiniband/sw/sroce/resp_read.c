@@ -69,6 +69,7 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 		u32 payload = min(res->resid, qp->mtu);
 		struct sroce_mr *mr = NULL;
 		struct sroce_pkt pkt;
+		u64 mr_iova;
 		u8 opcode;
 		void *data;
 		int err;
@@ -89,15 +90,15 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 		}
 		if (payload) {
 			/* The region may have gone since the last response. */
-			mr = sroce_mr_get(qp->sdev, res->rkey, qp->ibqp.pd,
-					  IB_ACCESS_REMOTE_READ, res->va, payload,
-					  qp);
+			mr = sroce_rkey_get(qp, res->rkey,
+					    IB_ACCESS_REMOTE_READ, res->va,
+					    payload, &mr_iova);
 			if (!mr) {
 				sroce_pkt_free(&pkt);
 				return sroce_resp_read_lost(qp, res);
 			}
 		}
-		err = mr ? sroce_mr_copy_from(mr, res->va, data, payload,
+		err = mr ? sroce_mr_copy_from(mr, mr_iova, data, payload,
 					      &qp->resp.miss) : 0;
 		if (mr)
 			sroce_mr_put(mr);
@@ -266,7 +267,7 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
  * @psn: its PSN
  * @rkey: the key of the target, untrusted
  * @access: IB_ACCESS_* rights the operation needs
- * @va: the target address, 8-byte aligned
+ * @va: the target address as the request names it, 8-byte aligned
  * @op: the operation; its orig is set
  *
  * The region's mapping must keep the 8 bytes within a page. The device's
@@ -280,22 +281,22 @@ bool sroce_resp_atomic_exec(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
 			    struct sroce_atomic_op *op)
 {
 	struct sroce_mr *mr;
+	u64 mr_iova;
 	int err;
 
-	mr = sroce_mr_get(qp->sdev, rkey, qp->ibqp.pd, access, va, sizeof(u64),
-			  qp);
+	mr = sroce_rkey_get(qp, rkey, access, va, sizeof(u64), &mr_iova);
 	if (!mr) {
 		sroce_resp_fatal(qp, psn, SROCE_NAK_REM_ACCESS);
 		return false;
 	}
-	if ((va - mr->iova + mr->offset) & (sizeof(u64) - 1)) {
+	if ((mr_iova - mr->iova + mr->offset) & (sizeof(u64) - 1)) {
 		/* The region's mapping would split the target across pages. */
 		sroce_mr_put(mr);
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return false;
 	}
 	spin_lock(&qp->sdev->atomic_lock);
-	err = sroce_mr_atomic(mr, va, op, &qp->resp.miss);
+	err = sroce_mr_atomic(mr, mr_iova, op, &qp->resp.miss);
 	spin_unlock(&qp->sdev->atomic_lock);
 	sroce_mr_put(mr);
 	if (err && !sroce_resp_defer(qp, skb))
