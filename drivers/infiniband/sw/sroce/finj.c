@@ -273,15 +273,15 @@ bool __sroce_finj_tx(struct sroce_qp *qp, struct sk_buff *skb)
 		kfree_skb(skb);
 		return true;
 	}
+	/* Copied before a corruption: one bad packet per corruption. */
+	if (sroce_finj_chance(fi, SROCE_FINJ_TX_DUPLICATE, NULL))
+		sroce_finj_duplicate(fi, skb);
 	if (sroce_finj_chance(fi, SROCE_FINJ_TX_CORRUPT, &bits) &&
 	    sroce_finj_flip(skb, bits))
 		sroce_finj_inc(fi, SROCE_FINJ_CNT_TX_CORRUPTED);
-	if (sroce_finj_chance(fi, SROCE_FINJ_TX_DUPLICATE, NULL))
-		sroce_finj_duplicate(fi, skb);
 	if (sroce_finj_chance(fi, SROCE_FINJ_TX_DELAY, NULL)) {
-		if (sroce_finj_hold(fi, skb))
-			return true;
-		kfree_skb(skb);
+		if (!sroce_finj_hold(fi, skb))
+			kfree_skb(skb);
 		return true;
 	}
 	return false;
@@ -398,6 +398,17 @@ bool __sroce_finj_comp_stall(struct sroce_qp *qp, struct sk_buff *skb)
 	return true;
 }
 
+/* Whether any knob asks for faults; under cfg_lock. */
+static bool sroce_finj_any(struct sroce_finj *fi)
+{
+	int k;
+
+	for (k = 0; k < SROCE_FINJ_NKNOBS; k++)
+		if (sroce_finj_knobs[k].arms && sroce_finj_get(fi, k))
+			return true;
+	return READ_ONCE(fi->stalling);
+}
+
 /* The stall is over: the completer takes the responses it missed. */
 static void sroce_finj_stall_end(struct work_struct *work)
 {
@@ -409,9 +420,12 @@ static void sroce_finj_stall_end(struct work_struct *work)
 
 	__skb_queue_head_init(&held);
 	spin_lock_bh(&fi->lock);
-	fi->stalling = false;
+	WRITE_ONCE(fi->stalling, false);
 	skb_queue_splice_init(&fi->stallq, &held);
 	spin_unlock_bh(&fi->lock);
+	mutex_lock(&fi->cfg_lock);
+	WRITE_ONCE(fi->armed, sroce_finj_any(fi));
+	mutex_unlock(&fi->cfg_lock);
 
 	while ((skb = __skb_dequeue(&held))) {
 		/* The QP may be gone, or its number taken again. */
@@ -422,17 +436,6 @@ static void sroce_finj_stall_end(struct work_struct *work)
 		}
 		consume_skb(skb);
 	}
-}
-
-/* Whether any knob asks for faults; under cfg_lock. */
-static bool sroce_finj_any(struct sroce_finj *fi)
-{
-	int k;
-
-	for (k = 0; k < SROCE_FINJ_NKNOBS; k++)
-		if (sroce_finj_knobs[k].arms && sroce_finj_get(fi, k))
-			return true;
-	return READ_ONCE(fi->stalling);
 }
 
 static void sroce_finj_stall(struct sroce_finj *fi, int ms)

@@ -183,6 +183,7 @@ static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 	wqe->state = SROCE_SWQE_NEW;
 	wqe->psn_valid = false;
 	wqe->sent = 0;
+	wqe->injected = false;
 	/*
 	 * A kernel consumer posts a UD WQE with the AH itself and a
 	 * reference, which retiring the WQE drops even when it is refused.
