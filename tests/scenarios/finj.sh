@@ -9,13 +9,14 @@
 # device has its directory. finj_verbs.py checks that all knobs are off on
 # a new device and that garbage written to a knob is refused with EINVAL
 # and changes nothing; then it drives each knob on RC connections from
-# sroce0 (h1) to sroce1 (h2): failed send
-# WQEs with the status asked for, dropped packets with a seed (twice, the
-# same count), forced RNR and sequence NAKs, duplicated and corrupted
-# packets, delayed packets and a stalled completer; the application must
-# see exactly the errors asked for and intact data otherwise. Last, a
-# device deleted while one of its knob files is open takes its directory
-# with it, and the open file fails cleanly.
+# sroce0 (h1) to sroce1 (h2): failed send WQEs with the status asked for,
+# dropped packets with a seed (twice, the same count), forced RNR and
+# sequence NAKs, duplicated and corrupted packets, delayed packets (over
+# IPv4 and IPv6) and a stalled completer; the application must see
+# exactly the errors asked for and intact data otherwise, and the packet
+# counters must agree with the faults counted. Last, a device deleted
+# while one of its knob files is open takes its directory with it, and
+# the open file fails cleanly.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh
@@ -26,6 +27,9 @@ tool=$here/finj_verbs.py
 FINJ=/sys/kernel/debug/sroce
 
 dp_setup
+if [ -z "$DP_CLI_GID6" ] || [ -z "$DP_SRV_GID6" ]; then
+	bail "no IPv6 GIDs"
+fi
 dir=$FINJ/$DP_CLI_DEV
 for d in "$dir" "$FINJ/$DP_SRV_DEV"; do
 	if [ -d "$d" ]; then ok "debugfs directory $d"; else not_ok "debugfs directory $d"; fi
@@ -34,8 +38,8 @@ done
 # In the initial namespace: "ip netns exec" remounts /sys without debugfs.
 out=$(mktemp)
 timeout $((240 * SROCE_SLOW)) /usr/bin/python3 "$tool" \
-	--client "$DP_CLI_DEV:$DP_CLI_GID4" \
-	--server "$DP_SRV_DEV:$DP_SRV_GID4" >"$out" 2>&1
+	--client "$DP_CLI_DEV:$DP_CLI_GID4:$DP_CLI_GID6" \
+	--server "$DP_SRV_DEV:$DP_SRV_GID4:$DP_SRV_GID6" >"$out" 2>&1
 echo "# finj_verbs.py exit status $?" >&2
 while IFS= read -r line; do
 	case $line in
