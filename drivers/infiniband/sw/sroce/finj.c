@@ -101,6 +101,11 @@ static struct sroce_finj_cb *sroce_finj_cb(struct sk_buff *skb)
 }
 
 static struct dentry *sroce_finj_root;
+/*
+ * Orders making a device's files against removing them: a device may be
+ * deleted while sroce_dev_add() is still finishing.
+ */
+static DEFINE_MUTEX(sroce_finj_dir_lock);
 
 static int sroce_finj_get(struct sroce_finj *fi, enum sroce_finj_knob knob)
 {
@@ -634,13 +639,16 @@ int sroce_finj_dev_alloc(struct sroce_dev *sdev)
  */
 void sroce_finj_dev_register(struct sroce_dev *sdev)
 {
-	struct sroce_finj *fi = sdev->finj;
+	struct sroce_finj *fi;
 	struct dentry *dir;
 	int k;
 
-	dir = debugfs_create_dir(dev_name(&sdev->ibdev.dev), sroce_finj_root);
-	if (IS_ERR(dir))
-		return;
+	mutex_lock(&sroce_finj_dir_lock);
+	fi = sdev->finj;
+	dir = fi ? debugfs_create_dir(dev_name(&sdev->ibdev.dev),
+				      sroce_finj_root) : NULL;
+	if (IS_ERR_OR_NULL(dir))
+		goto out;
 	for (k = 0; k < SROCE_FINJ_NKNOBS; k++)
 		debugfs_create_file(sroce_finj_knobs[k].name, 0600, dir,
 				    &fi->files[k], &sroce_finj_knob_fops);
@@ -648,6 +656,8 @@ void sroce_finj_dev_register(struct sroce_dev *sdev)
 	debugfs_create_file("counters", 0400, dir, fi,
 			    &sroce_finj_counters_fops);
 	fi->dir = dir;
+out:
+	mutex_unlock(&sroce_finj_dir_lock);
 }
 
 /**
@@ -665,7 +675,12 @@ void sroce_finj_dev_free(struct sroce_dev *sdev)
 
 	if (!fi)
 		return;
+	mutex_lock(&sroce_finj_dir_lock);
 	debugfs_remove_recursive(fi->dir);
+	fi->dir = NULL;
+	/* The hooks no longer run: no QP is left, and receivers are gone. */
+	sdev->finj = NULL;
+	mutex_unlock(&sroce_finj_dir_lock);
 	spin_lock_bh(&fi->lock);
 	fi->dying = true;
 	WRITE_ONCE(fi->armed, false);
@@ -675,7 +690,6 @@ void sroce_finj_dev_free(struct sroce_dev *sdev)
 	skb_queue_purge(&fi->delayq);
 	skb_queue_purge(&fi->stallq);
 	mutex_destroy(&fi->cfg_lock);
-	sdev->finj = NULL;
 	kfree(fi);
 }
 
