@@ -14,6 +14,7 @@
 #include "ah.h"
 #include "comp.h"
 #include "cq.h"
+#include "finj.h"
 #include "mr.h"
 #include "qp.h"
 #include "queue.h"
@@ -104,7 +105,7 @@ void sroce_comp_retire(struct sroce_qp *qp)
 			sroce_comp_post(qp, wqe);
 		wqe->state = SROCE_SWQE_NEW;
 		wqe->psn_valid = false;
-		if (failed) {
+		if (failed && !sroce_finj_retired(wqe)) {
 			qp->req.fatal = true;
 			queue_work(sroce_qp_wq, &qp->req.work);
 			break;
@@ -597,6 +598,8 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 	u32 psn = sroce_bth_psn(bth);
 	enum ib_qp_state state;
 
+	if (sroce_finj_comp_stall(qp, skb))
+		return;
 	spin_lock(&qp->req.lock);
 	state = READ_ONCE(qp->state);
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {

@@ -14,6 +14,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
+#include "finj.h"
 #include "mcast.h"
 #include "sroce.h"
 #include "stats.h"
@@ -174,6 +175,7 @@ static void sroce_dev_free_tables(struct sroce_dev *sdev)
 	ida_destroy(&sdev->srq_ida);
 	sroce_mcast_cleanup(sdev);
 	mutex_destroy(&sdev->mcg_lock);
+	sroce_finj_dev_free(sdev);
 	free_percpu(sdev->stats);
 	sdev->stats = NULL;
 	sroce_tx_dev_release(sdev);
@@ -191,6 +193,8 @@ static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 		goto err_dealloc;
 	if (sroce_tx_dev_init(sdev))
 		goto err_stats;
+	if (sroce_finj_dev_alloc(sdev))
+		goto err_tx;
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC);
@@ -220,6 +224,8 @@ static struct sroce_dev *sroce_dev_alloc(struct net_device *ndev)
 	sroce_init_attrs(sdev);
 	return sdev;
 
+err_tx:
+	sroce_tx_dev_release(sdev);
 err_stats:
 	free_percpu(sdev->stats);
 err_dealloc:
@@ -291,6 +297,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	if (sdev->unregister_wanted)
 		sroce_dev_queue_unregister_locked(sdev);
 	spin_unlock(&sroce_devices_lock);
+	sroce_finj_dev_register(sdev);
 
 	rtnl_lock();
 	sroce_port_event(sdev);

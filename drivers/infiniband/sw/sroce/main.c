@@ -16,6 +16,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include <sroce/wire.h>
+#include "finj.h"
 #include "qp.h"
 #include "sroce.h"
 
@@ -95,6 +96,7 @@ static int __init sroce_init(void)
 	if (err)
 		goto err_dev;
 
+	sroce_finj_init();
 	rdma_link_register(&sroce_link_ops);
 	pr_info("loaded\n");
 	return 0;
@@ -117,6 +119,7 @@ static void __exit sroce_exit(void)
 	rdma_link_unregister(&sroce_link_ops);
 	sroce_net_exit();
 	sroce_dev_exit();
+	sroce_finj_exit();
 	sroce_qp_wq_exit();
 	unregister_module_notifier(&sroce_module_notifier);
 	pr_info("unloaded\n");

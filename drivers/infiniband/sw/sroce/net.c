@@ -18,6 +18,7 @@
 
 #include <sroce/wire.h>
 #include "comp.h"
+#include "finj.h"
 #include "mcast.h"
 #include "qp.h"
 #include "resp.h"
@@ -213,6 +214,8 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	if (skb->len > sizeof(struct udphdr))
 		sroce_stat_add(sdev, SROCE_STAT_RX_BYTES,
 			       skb->len - sizeof(struct udphdr));
+	if (sroce_finj_rx(sdev, skb))
+		return 0;
 
 	/* The ICRC covers a fixed-size IP header: no IPv4 options. */
 	if (skb_transport_header(skb) - skb_network_header(skb) !=

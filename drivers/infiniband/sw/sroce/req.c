@@ -15,6 +15,7 @@
 
 #include "ah.h"
 #include "comp.h"
+#include "finj.h"
 #include "limits.h"
 #include "mr.h"
 #include "mw.h"
@@ -182,6 +183,7 @@ static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 	wqe->state = SROCE_SWQE_NEW;
 	wqe->psn_valid = false;
 	wqe->sent = 0;
+	wqe->injected = false;
 	/*
 	 * A kernel consumer posts a UD WQE with the AH itself and a
 	 * reference, which retiring the WQE drops even when it is refused.
@@ -595,6 +597,10 @@ static enum sroce_req_verdict sroce_req_begin(struct sroce_qp *qp,
 		return SROCE_REQ_SEND;
 	if (!sroce_req_may_start(qp, wqe))
 		return SROCE_REQ_STOP;
+	if (sroce_finj_fail_wqe(qp, wqe)) {
+		sroce_req_advance(qp, idx);
+		return SROCE_REQ_NEXT;
+	}
 	if (wqe->wr.opcode == IB_UVERBS_WR_LOCAL_INV ||
 	    wqe->wr.opcode == IB_UVERBS_WR_BIND_MW ||
 	    wqe->wr.opcode == IB_WR_REG_MR) {

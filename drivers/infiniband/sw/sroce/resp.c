@@ -19,6 +19,7 @@
 #include <sroce/transport.h>
 
 #include "cq.h"
+#include "finj.h"
 #include "limits.h"
 #include "mr.h"
 #include "odp.h"
@@ -614,6 +615,8 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	if (qp->type == IB_QPT_UC ? !sroce_resp_uc_psn(qp, info, psn) :
 				    !sroce_resp_rc_psn(qp, skb, bth, info, psn))
+		return;
+	if (sroce_finj_resp_nak(qp, info, psn))
 		return;
 	if (!sroce_resp_size_ok(qp, info, payload)) {
 		sroce_resp_refuse(qp, psn, SROCE_NAK_INVALID_REQ);

@@ -19,6 +19,7 @@
 #include "compat.h"
 #include "txflow.h"
 
+struct sroce_finj;
 struct sroce_stats;
 
 #define SROCE_DRIVER_NAME	"sroce"
@@ -52,6 +53,7 @@ struct sroce_stats;
  * @nmcgs: entries in @mcgs
  * @atomic_lock: makes the responder's atomic operations atomic
  * @stats: event counters, see stats.h
+ * @finj: fault injection, see finj.h
  * @tx: its packets in the queues below, and its line of QPs waiting for
  *	room there (txflow.c); it outlives the device while packets remain
  * @attrs: the device attributes, as query_device reports them
@@ -79,6 +81,7 @@ struct sroce_dev {
 	u32			nmcgs;
 	spinlock_t		atomic_lock;	/* see above */
 	struct sroce_stats __percpu *stats;
+	struct sroce_finj	*finj;
 	struct sroce_dev_txflow	*tx;
 	struct ib_device_attr	attrs;
 };

@@ -68,6 +68,7 @@ enum sroce_swqe_state {
  * @kah: for UD WQEs of a kernel QP, the AH the work request named, with a
  *	reference, from post_send until the WQE is fetched
  * @atomic_orig: the value an atomic operation returned
+ * @injected: @status was injected (finj.c); the QP goes on after it
  */
 struct sroce_swqe {
 	struct rxe_send_wr	wr;
@@ -87,6 +88,7 @@ struct sroce_swqe {
 	struct sroce_ah		*ah;
 	struct sroce_ah		*kah;
 	u64			atomic_orig;
+	bool			injected;
 };
 
 /*

@@ -18,6 +18,7 @@
 #include <net/udp.h>
 
 #include "ah.h"
+#include "finj.h"
 #include "qp.h"
 #include "sroce.h"
 #include "stats.h"
@@ -244,6 +245,8 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	sroce_stat_add(qp->sdev, SROCE_STAT_TX_BYTES,
 		       skb->len - skb_transport_offset(skb) -
 		       sizeof(struct udphdr));
+	if (sroce_finj_tx(qp, skb))
+		return 0;
 
 	if (av->ipv6) {
 		udp6_set_csum(false, skb, &av->saddr, &av->daddr, skb->len -
