@@ -17,6 +17,8 @@ pkgs=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils python3-pyverbs iproute2 ethtool tcpdump
 	qperf iperf3 nvme-cli
+	# decoding the trace events in the observe scenario
+	linux-perf
 )
 
 missing=()
