@@ -563,7 +563,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Stop both halves; no completions are wanted any more. */
 	spin_lock_bh(&qp->req.lock);
 	spin_lock(&qp->resp.lock);
-	trace_sroce_qp_state(qp, qp->state, IB_QPS_RESET);
+	if (qp->state != IB_QPS_RESET)
+		trace_sroce_qp_state(qp, qp->state, IB_QPS_RESET);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	spin_unlock(&qp->resp.lock);
 	spin_unlock_bh(&qp->req.lock);
