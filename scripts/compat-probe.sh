@@ -24,4 +24,11 @@ if grep -q 'IB_ACCESS_FLUSH_GLOBAL' "$verbs" 2>/dev/null; then
 	printf ' -DSROCE_HAVE_FLUSH_ACCESS'
 fi
 
+# __assign_str() takes the field only, its source being __string()'s
+# (since 6.10).
+if grep -q '#define __assign_str(dst)' \
+		"$src/include/trace/stages/stage6_event_callback.h" 2>/dev/null; then
+	printf ' -DSROCE_HAVE_ASSIGN_STR_ONE_ARG'
+fi
+
 echo

@@ -19,6 +19,8 @@ pkgs=(
 	qperf iperf3 nvme-cli
 	# the sroce-dkms package (make deb) and its installation test
 	dkms dh-dkms debhelper dpkg-dev
+	# decoding the trace events in the observe scenario
+	linux-perf
 )
 
 missing=()

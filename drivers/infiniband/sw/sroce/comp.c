@@ -21,6 +21,7 @@
 #include "req.h"
 #include "sroce.h"
 #include "stats.h"
+#include "trace.h"
 #include "wqe.h"
 #include "xmit.h"
 
@@ -347,7 +348,7 @@ static struct sroce_swqe *sroce_comp_read_wqe(struct sroce_qp *qp, u32 psn,
 	*idx = sroce_comp_find(qp, psn, &found);
 	wqe = &qp->req.swqe[*idx];
 	if (!found || !sroce_is_read_resp_wqe(wqe)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_STALE_RESPONSE, psn);
 		return NULL;
 	}
 	return wqe;
@@ -380,7 +381,7 @@ static bool sroce_comp_read_in_order(struct sroce_qp *qp,
 			qp->comp.read_rewound = true;
 			sroce_comp_rewind(qp, expect);
 		}
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_STALE_RESPONSE, psn);
 		return false;
 	}
 	qp->comp.read_rewound = false;
@@ -486,7 +487,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb,
 	wqe = &qp->req.swqe[idx];
 	if (!found || wqe->state != SROCE_SWQE_PENDING ||
 	    !sroce_swqe_is_rd_atomic(wqe) || sroce_is_read_resp_wqe(wqe)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_STALE_RESPONSE, psn);
 		return;
 	}
 	ack = (void *)skb->data + sizeof(struct udphdr) +
@@ -522,6 +523,9 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 code)
 	/* An RNR retry count of 7 means "retry forever". */
 	if (qp->rnr_retry != 7)
 		qp->comp.rnr_retries--;
+	trace_sroce_rnr_wait(qp, psn, code, sroce_rnr_timer_us(code),
+			     qp->comp.rnr_retries);
+	trace_sroce_retransmit(qp, psn, SROCE_RETRANS_RNR);
 	sroce_comp_rewind(qp, psn);
 	qp->comp.rnr_wait = true;
 	del_timer(&qp->comp.retrans_timer);
@@ -537,8 +541,10 @@ static void sroce_comp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 		sroce_stat_inc(qp->sdev, SROCE_STAT_SEQ_NAK_RCVD);
 		qp->req.cwnd = max_t(u32, qp->req.cwnd / 2, SROCE_WINDOW_MIN);
 		if (psn == qp->comp.una_psn ||
-		    sroce_comp_ack(qp, sroce_psn_add(psn, -1)))
+		    sroce_comp_ack(qp, sroce_psn_add(psn, -1))) {
+			trace_sroce_retransmit(qp, psn, SROCE_RETRANS_NAK);
 			sroce_comp_rewind(qp, psn);
+		}
 		return;
 	}
 
@@ -569,14 +575,16 @@ static void sroce_comp_aeth(struct sroce_qp *qp, u32 psn, u8 syndrome)
 		sroce_comp_ack(qp, psn);
 		break;
 	case SROCE_AETH_RNR_NAK:
+		trace_sroce_nak_recv(qp, psn, syndrome);
 		sroce_comp_rnr(qp, psn, syndrome & SROCE_AETH_VALUE_MASK);
 		break;
 	case SROCE_AETH_NAK:
+		trace_sroce_nak_recv(qp, psn, syndrome);
 		sroce_comp_nak(qp, psn, syndrome & SROCE_AETH_VALUE_MASK);
 		break;
 	default:
 		/* Reserved syndromes are ignored (IBTA C9-141). */
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_HEADER);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BAD_HEADER, psn);
 		break;
 	}
 }
@@ -603,12 +611,12 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 	spin_lock(&qp->req.lock);
 	state = READ_ONCE(qp->state);
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QP_STATE);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BAD_QP_STATE, psn);
 		goto out;
 	}
 	/* Only PSNs of requests sent and not yet acknowledged count. */
 	if (!sroce_psn_outstanding(psn, qp->comp.una_psn, qp->req.sent_psn)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_STALE_RESPONSE);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_STALE_RESPONSE, psn);
 		goto out;
 	}
 	/* Requests sent before a go-back arrived after all: skip them. */
@@ -677,6 +685,7 @@ void sroce_retrans_timer(struct timer_list *t)
 	qp->comp.read_rewound = false;
 	qp->req.cwnd = SROCE_WINDOW_MIN;
 	sroce_rto_expired(qp);
+	trace_sroce_retransmit(qp, qp->comp.una_psn, SROCE_RETRANS_TIMEOUT);
 	sroce_comp_rewind(qp, qp->comp.una_psn);
 	/*
 	 * Resend from the work item: many QPs timing out at once must not

@@ -48,4 +48,14 @@
 #define SROCE_ACCESS_FLUSH		IB_ACCESS_REMOTE_WRITE
 #endif
 
+/*
+ * A trace event's string field is filled from the source its __string()
+ * names (since 6.10); before, the source was given again.
+ */
+#ifdef SROCE_HAVE_ASSIGN_STR_ONE_ARG
+#define sroce_trace_assign_str(dst, src)	__assign_str(dst)
+#else
+#define sroce_trace_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+
 #endif /* _SROCE_COMPAT_H */

@@ -254,7 +254,8 @@ void sroce_mcast_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 	}
 	rcu_read_unlock();
 	if (!delivered)
-		sroce_stat_inc(sdev, SROCE_STAT_RX_NO_QP);
+		sroce_rx_drop(sdev, SROCE_STAT_RX_NO_QP, SROCE_MCAST_QPN,
+			      sroce_bth_psn(bth));
 }
 
 /**

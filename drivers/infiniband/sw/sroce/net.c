@@ -157,25 +157,26 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv6,
 		     const struct sroce_bth *bth,
 		     const struct sroce_opcode_info *info, u32 payload)
 {
+	u32 qpn = sroce_bth_qpn(bth), psn = sroce_bth_psn(bth);
 	struct sroce_qp *qp;
 
 	if (!sroce_rx_pkey_ok(bth)) {
-		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_PKEY);
+		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_PKEY, qpn, psn);
 		return;
 	}
-	if (sroce_bth_qpn(bth) == SROCE_MCAST_QPN) {
+	if (qpn == SROCE_MCAST_QPN) {
 		sroce_mcast_rx(sdev, skb, bth, info, payload);
 		return;
 	}
-	qp = sroce_qp_lookup(sdev, sroce_bth_qpn(bth));
+	qp = sroce_qp_lookup(sdev, qpn);
 	if (!qp) {
-		sroce_stat_inc(sdev, SROCE_STAT_RX_NO_QP);
+		sroce_rx_drop(sdev, SROCE_STAT_RX_NO_QP, qpn, psn);
 		return;
 	}
 	if (!sroce_qp_takes(qp, info))
-		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_OPCODE);
+		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_OPCODE, qpn, psn);
 	else if (!sroce_rx_from_peer(qp, skb, ipv6))
-		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_SOURCE);
+		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_SOURCE, qpn, psn);
 	else if (info->flags & SROCE_OPF_RESP)
 		sroce_comp_recv(qp, skb, bth, info, payload);
 	else
@@ -225,7 +226,8 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	bth = (const struct sroce_bth *)(udp_hdr(skb) + 1);
 	info = sroce_opcode_get(bth->opcode);
 	if (!info) {
-		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_OPCODE);
+		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_OPCODE, sroce_bth_qpn(bth),
+			      sroce_bth_psn(bth));
 		goto drop;
 	}
 	if ((bth->flags & SROCE_BTH_TVER_MASK) != SROCE_TVER ||
@@ -238,7 +240,8 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 		goto bad_header;
 	want = sroce_icrc_check(skb, ipv6, &icrc);
 	if (want) {
-		sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_ICRC);
+		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_ICRC, sroce_bth_qpn(bth),
+			      sroce_bth_psn(bth));
 		ibdev_warn_ratelimited(&sdev->ibdev,
 				       "bad ICRC %08x (expected %08x): %s over %s, %u bytes, dropped\n",
 				       le32_to_cpu(icrc), want, info->name,
@@ -251,7 +254,9 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 
 bad_header:
-	sroce_stat_inc(sdev, SROCE_STAT_RX_BAD_HEADER);
+	/* The BTH may be cut short: what it says is not reported. */
+	sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_HEADER, SROCE_TRACE_NONE,
+		      SROCE_TRACE_NONE);
 drop:
 	kfree_skb(skb);
 	return 0;

@@ -23,6 +23,7 @@
 #include "sroce.h"
 #include "srq.h"
 #include "stats.h"
+#include "trace.h"
 #include "txflow.h"
 #include "verbs.h"
 #include "wqe.h"
@@ -441,6 +442,7 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 	if (state == IB_QPS_RESET)
 		sroce_qp_reset(qp);
 	WRITE_ONCE(qp->state, state);
+	trace_sroce_qp_state(qp, old, state);
 	if (state == IB_QPS_RTS) {
 		qp->comp.retries = qp->retry_cnt;
 		qp->comp.rnr_retries = qp->rnr_retry;
@@ -561,6 +563,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Stop both halves; no completions are wanted any more. */
 	spin_lock_bh(&qp->req.lock);
 	spin_lock(&qp->resp.lock);
+	if (qp->state != IB_QPS_RESET)
+		trace_sroce_qp_state(qp, qp->state, IB_QPS_RESET);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
 	spin_unlock(&qp->resp.lock);
 	spin_unlock_bh(&qp->req.lock);
@@ -624,8 +628,10 @@ void sroce_qp_error(struct sroce_qp *qp)
 	spin_lock_bh(&qp->req.lock);
 	spin_lock(&qp->resp.lock);
 	old = qp->state;
-	if (old != IB_QPS_RESET && old != IB_QPS_ERR)
+	if (old != IB_QPS_RESET && old != IB_QPS_ERR) {
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
+		trace_sroce_qp_state(qp, old, IB_QPS_ERR);
+	}
 	spin_unlock(&qp->resp.lock);
 	spin_unlock_bh(&qp->req.lock);
 	if (old == IB_QPS_RESET || old == IB_QPS_ERR)

@@ -27,6 +27,7 @@
 #include "resp.h"
 #include "sroce.h"
 #include "stats.h"
+#include "trace.h"
 #include "txflow.h"
 #include "wqe.h"
 #include "xmit.h"
@@ -46,6 +47,8 @@ static void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 	}
 	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH), syndrome,
 			qp->resp.msn);
+	if ((syndrome & SROCE_AETH_KIND_MASK) != SROCE_AETH_ACK)
+		trace_sroce_nak_send(qp, psn, syndrome);
 	pkt.bth.psn = psn;
 	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
 }
@@ -89,11 +92,11 @@ static void sroce_resp_uc_abandon(struct sroce_qp *qp)
  * (IBTA 9.9.3): the peer's garbage never fails the QP.
  * Return: true for a UC QP, whose message was dropped.
  */
-static bool sroce_resp_uc_drop(struct sroce_qp *qp)
+static bool sroce_resp_uc_drop(struct sroce_qp *qp, u32 psn)
 {
 	if (qp->type != IB_QPT_UC)
 		return false;
-	sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_MALFORMED);
+	sroce_qp_rx_drop(qp, SROCE_STAT_RX_UC_MALFORMED, psn);
 	sroce_resp_uc_abandon(qp);
 	return true;
 }
@@ -104,7 +107,7 @@ static bool sroce_resp_uc_drop(struct sroce_qp *qp)
  */
 static void sroce_resp_refuse(struct sroce_qp *qp, u32 psn, u8 nak)
 {
-	if (!sroce_resp_uc_drop(qp))
+	if (!sroce_resp_uc_drop(qp, psn))
 		sroce_resp_fatal(qp, psn, nak);
 }
 
@@ -218,7 +221,7 @@ static int sroce_resp_take_rwqe(struct sroce_qp *qp, u32 psn)
 					    qp->min_rnr_timer);
 		} else {
 			/* UC: the message is lost; the QP goes on. */
-			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+			sroce_qp_rx_drop(qp, SROCE_STAT_RX_UC_DROPPED, psn);
 			sroce_resp_uc_abandon(qp);
 		}
 		return err;
@@ -282,7 +285,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 	if (sroce_resp_take_rwqe(qp, psn))
 		return;
 	if (payload > qp->resp.rwqe.length - qp->resp.recv_offset) {
-		if (sroce_resp_uc_drop(qp))
+		if (sroce_resp_uc_drop(qp, psn))
 			return;
 		sroce_resp_complete_error(qp, IB_WC_LOC_LEN_ERR);
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
@@ -471,11 +474,11 @@ static bool sroce_resp_uc_psn(struct sroce_qp *qp,
 	bool starts = info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY);
 
 	if (qp->resp.in_msg && (psn != qp->resp.epsn || starts)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_UC_DROPPED, psn);
 		sroce_resp_uc_abandon(qp);
 	}
 	if (!sroce_resp_opcode_ok(qp, info)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_UC_DROPPED, psn);
 		sroce_resp_uc_abandon(qp);
 		return false;
 	}
@@ -489,11 +492,11 @@ static bool sroce_resp_rc_psn(struct sroce_qp *qp, struct sk_buff *skb,
 	enum sroce_psn_class class = sroce_psn_classify(psn, qp->resp.epsn);
 
 	if (!sroce_psn_in_window(psn, qp->resp.epsn)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_PSN_OUT_OF_WINDOW);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_PSN_OUT_OF_WINDOW, psn);
 		return false;
 	}
 	if (class == SROCE_PSN_AHEAD) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_OUT_OF_SEQUENCE);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_OUT_OF_SEQUENCE, psn);
 		if (!qp->resp.nak_sent) {
 			qp->resp.nak_sent = true;
 			sroce_stat_inc(qp->sdev, SROCE_STAT_SEQ_NAK_SENT);
@@ -520,18 +523,19 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	const struct sroce_deth *deth = sroce_resp_hdr(skb, info,
 						       SROCE_HDR_DETH);
+	u32 psn = sroce_bth_psn(bth);
 	u8 grh[SROCE_GRH_LEN] = {};
 	struct ib_uverbs_wc wc = {};
 	int err;
 
 	if (be32_to_cpu(deth->qkey) != qp->qkey) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QKEY);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BAD_QKEY, psn);
 		return;
 	}
 	/* A WQE kept from a packet that waited for a page fault. */
 	if (!qp->resp.rwqe_valid) {
 		if (sroce_qp_fetch_rwqe(qp, &qp->resp.rwqe)) {
-			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_UC_DROPPED);
+			sroce_qp_rx_drop(qp, SROCE_STAT_RX_UC_DROPPED, psn);
 			return;
 		}
 		qp->resp.rwqe_valid = true;
@@ -606,7 +610,7 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 
 	lockdep_assert_held(&qp->resp.lock);
 	if (!sroce_resp_state_ok(qp)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BAD_QP_STATE);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BAD_QP_STATE, psn);
 		return;
 	}
 	if (qp->type == IB_QPT_UD) {
@@ -667,7 +671,8 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		if (skb_queue_len(&qp->resp.backlog) < SROCE_RESP_BACKLOG)
 			skb_queue_tail(&qp->resp.backlog, skb_get(skb));
 		else
-			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_BACKLOG_FULL);
+			sroce_qp_rx_drop(qp, SROCE_STAT_RX_BACKLOG_FULL,
+					 sroce_bth_psn(bth));
 	} else {
 		sroce_resp_handle(qp, skb, bth, info, payload);
 	}

@@ -50,7 +50,8 @@ static bool sroce_resp_read_lost(struct sroce_qp *qp, struct sroce_rd_res *res)
 {
 	if (res->replay) {
 		res->replay = false;
-		sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUP_REFUSED);
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_DUP_REFUSED,
+				 res->next_psn);
 	} else {
 		sroce_resp_fatal(qp, res->next_psn, SROCE_NAK_REM_ACCESS);
 	}
@@ -409,7 +410,7 @@ static void sroce_resp_reread(struct sroce_qp *qp, struct sk_buff *skb,
 		mr = sroce_mr_get(qp->sdev, res->rkey, qp->ibqp.pd,
 				  IB_ACCESS_REMOTE_READ, va, len, qp);
 		if (!mr) {
-			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUP_REFUSED);
+			sroce_qp_rx_drop(qp, SROCE_STAT_RX_DUP_REFUSED, psn);
 			return;
 		}
 		sroce_mr_put(mr);
@@ -447,7 +448,7 @@ void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb,
 			   SROCE_OPF_ATOMIC)) {
 		res = sroce_resp_match(qp, skb, info, psn);
 		if (!res) {
-			sroce_stat_inc(qp->sdev, SROCE_STAT_RX_DUP_NO_MATCH);
+			sroce_qp_rx_drop(qp, SROCE_STAT_RX_DUP_NO_MATCH, psn);
 			return;
 		}
 		if (res->kind == SROCE_RES_READ) {

@@ -3,7 +3,9 @@
  * The event counters as RDMA hardware statistics.
  */
 
+#include "qp.h"
 #include "stats.h"
+#include "trace.h"
 
 static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_TX_PACKETS].name = "tx_packets",
@@ -91,4 +93,33 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 			stats->value[i] += READ_ONCE(s->count[i]);
 	}
 	return SROCE_STAT_COUNT;
+}
+
+/**
+ * sroce_rx_drop() - count a received packet dropped, and trace it
+ * @sdev: the device
+ * @reason: its counter, one of SROCE_RX_DROP_STATS
+ * @qpn: the QP it was for, or SROCE_TRACE_NONE when not known
+ * @psn: its PSN, or SROCE_TRACE_NONE when not known
+ *
+ * Context: any.
+ */
+void sroce_rx_drop(struct sroce_dev *sdev, enum sroce_stat reason, u32 qpn,
+		   u32 psn)
+{
+	this_cpu_inc(sdev->stats->count[reason]);
+	trace_sroce_rx_drop(&sdev->ibdev, reason, qpn, psn);
+}
+
+/**
+ * sroce_qp_rx_drop() - count and trace a packet a QP dropped
+ * @qp: the QP
+ * @reason: its counter, one of SROCE_RX_DROP_STATS
+ * @psn: its PSN, or SROCE_TRACE_NONE
+ *
+ * Context: any.
+ */
+void sroce_qp_rx_drop(struct sroce_qp *qp, enum sroce_stat reason, u32 psn)
+{
+	sroce_rx_drop(qp->sdev, reason, qp->ibqp.qp_num, psn);
 }

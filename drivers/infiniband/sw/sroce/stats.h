@@ -58,6 +58,37 @@ enum sroce_stat {
 	SROCE_STAT_COUNT,
 };
 
+/*
+ * Whether @stat counts received packets (or UC messages) dropped: those are
+ * counted and traced by sroce_rx_drop(), never by sroce_stat_inc(), so that
+ * no drop is counted without its trace event. trace.h lists them again, by
+ * name, for the event's format.
+ */
+static inline bool sroce_stat_is_rx_drop(enum sroce_stat stat)
+{
+	switch (stat) {
+	case SROCE_STAT_RX_BAD_HEADER:
+	case SROCE_STAT_RX_BAD_OPCODE:
+	case SROCE_STAT_RX_BAD_ICRC:
+	case SROCE_STAT_RX_NO_QP:
+	case SROCE_STAT_RX_BAD_QP_STATE:
+	case SROCE_STAT_RX_BAD_QKEY:
+	case SROCE_STAT_RX_OUT_OF_SEQUENCE:
+	case SROCE_STAT_RX_UC_DROPPED:
+	case SROCE_STAT_RX_STALE_RESPONSE:
+	case SROCE_STAT_RX_BACKLOG_FULL:
+	case SROCE_STAT_RX_BAD_SOURCE:
+	case SROCE_STAT_RX_BAD_PKEY:
+	case SROCE_STAT_RX_PSN_OUT_OF_WINDOW:
+	case SROCE_STAT_RX_DUP_NO_MATCH:
+	case SROCE_STAT_RX_DUP_REFUSED:
+	case SROCE_STAT_RX_UC_MALFORMED:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /**
  * struct sroce_stats - per-CPU counters of one device
  * @count: one counter per enum sroce_stat
@@ -68,6 +99,8 @@ struct sroce_stats {
 
 static inline void sroce_stat_inc(struct sroce_dev *sdev, enum sroce_stat stat)
 {
+	/* A drop counted here would not be traced. */
+	BUILD_BUG_ON(__builtin_constant_p(stat) && sroce_stat_is_rx_drop(stat));
 	this_cpu_inc(sdev->stats->count[stat]);
 }
 
@@ -76,6 +109,14 @@ static inline void sroce_stat_add(struct sroce_dev *sdev, enum sroce_stat stat,
 {
 	this_cpu_add(sdev->stats->count[stat], n);
 }
+
+/* A QPN or PSN a dropped packet's trace cannot tell (printed as -1). */
+#define SROCE_TRACE_NONE	U32_MAX
+
+struct sroce_qp;
+void sroce_rx_drop(struct sroce_dev *sdev, enum sroce_stat reason, u32 qpn,
+		   u32 psn);
+void sroce_qp_rx_drop(struct sroce_qp *qp, enum sroce_stat reason, u32 psn);
 
 u64 sroce_stat_read(struct sroce_dev *sdev, enum sroce_stat stat);
 

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: netns
+# kernels: 6.1 6.12
+# requires: sroce
+# timeout: 300
+#
+# Observability with the tools that already exist. With the sroce
+# tracepoints enabled through tracefs, observe_verbs.py provokes known
+# events between sroce0 (h1, the victim) and sroce1 (h2, the peer) and
+# checks the trace against what it did: QP state changes of known QPs
+# (connect, error, destroy, and a QP failed by RNR retries), packets
+# injected with a bad P_Key or an out-of-window PSN traced as drops one
+# for one with their QPN and PSN and agreeing with the counters, a
+# sequence error NAK, RNR NAKs with their waits and resends, timeout
+# resends towards a QPN that does not exist. "rdma resource show -dd"
+# must show the driver's PSNs and queues of a live QP, an MR's rights
+# and pages, a CQ's entries in use. perf trace, where installed, must decode
+# the events from their tracefs format.
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=datapath_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+inject=$(cd "$here/../.." && pwd)/tools/sroce-inject.py
+# A tracefs of its own, out of /sys: "ip netns exec" mounts a sysfs of the
+# namespace over /sys for the tool it runs.
+tracefs=$(mktemp -d)
+trap 'umount "$tracefs" 2>/dev/null; rmdir "$tracefs"' EXIT
+
+dp_setup
+if [ -z "$DP_CLI_GID6" ] || [ -z "$DP_SRV_GID6" ]; then
+	bail "no IPv6 GIDs"
+fi
+check "tracefs mounted" mount -t tracefs tracefs "$tracefs" ||
+	bail "no tracefs"
+check "tracefs has events/sroce/" test -e "$tracefs/events/sroce/enable" ||
+	bail "no sroce events in tracefs"
+
+dp_tap_tool "observe" 120 "$here/observe_verbs.py" \
+	--victim "$DP_CLI_DEV:$DP_CLI_GID6:$DP_CLI_IP6" \
+	--peer "$DP_SRV_DEV:$DP_SRV_GID6:$DP_SRV_IP6" \
+	--ns "$DP_SRV_NS" --inject "$inject" --tracefs "$tracefs"
+
+# perf reads the events' formats: what it prints is what user space makes
+# of them, symbols included.
+if command -v perf >/dev/null; then
+	out=$(mktemp) t0=$SECONDS
+	perf trace --libtraceevent_print --no-syscalls -o "$out" \
+		-e sroce:sroce_rx_drop -a -- \
+		ip netns exec "$DP_SRV_NS" /usr/bin/python3 "$inject" \
+		--src "$DP_SRV_IP6" --dst "$DP_CLI_IP6" --qpn 0x123 --psn 77 \
+		--op send-only --pkey 0x1234 --count 2 >/dev/null 2>&1
+	log "perf took $((SECONDS - t0)) s"
+	expect_eq "perf trace decodes 2 sroce_rx_drop events of the injected packets" \
+		"dev=$DP_CLI_DEV reason=rx_bad_pkey qpn=291 psn=77|dev=$DP_CLI_DEV reason=rx_bad_pkey qpn=291 psn=78" \
+		"$(grep -o 'dev=[^)]*' "$out" | paste -sd '|')"
+	rm -f "$out"
+else
+	skip "perf trace decodes sroce_rx_drop events" "no perf"
+fi
+diag "$(dp_stats "$DP_CLI_DEV")"
+done_testing
