@@ -44,8 +44,11 @@ dp_tap_tool "observe" 120 "$here/observe_verbs.py" \
 	--ns "$DP_SRV_NS" --inject "$inject" --tracefs "$tracefs"
 
 # perf reads the events' formats: what it prints is what user space makes
-# of them, symbols included.
-if command -v perf >/dev/null; then
+# of them, symbols included. Its start costs 10 to 20 s under TCG, so it
+# runs on one kernel; observe_verbs.py checks the formats on each.
+if [ "$SROCE_KNAME" != 6.1 ]; then
+	skip "perf trace decodes sroce_rx_drop events" "on 6.1 only (the event formats are checked on every kernel)"
+elif command -v perf >/dev/null; then
 	out=$(mktemp) t0=$SECONDS
 	perf trace --libtraceevent_print --no-syscalls -o "$out" \
 		-e sroce:sroce_rx_drop -a -- \
