@@ -36,7 +36,8 @@ SEED=${PKTFUZZ_SEED:-1}
 DROPS="rx_bad_header rx_bad_opcode rx_bad_icrc rx_no_qp rx_bad_qp_state
 rx_bad_qkey rx_duplicate_request rx_out_of_sequence rx_uc_message_dropped
 rx_stale_response rx_backlog_full rx_bad_source rx_bad_pkey
-rx_psn_out_of_window rx_dup_no_match rx_dup_refused rx_uc_malformed"
+rx_psn_out_of_window rx_dup_no_match rx_dup_refused rx_uc_malformed
+rx_backlog_discarded"
 # NAKs that fail the QP they answer: no fuzzed packet may draw one, and
 # the integrity cases never do.
 FATAL_NAKS="access_nak_sent invalid_nak_sent"

@@ -155,7 +155,7 @@ void sroce_resp_release(struct sroce_qp *qp)
 	qp->resp.in_msg = 0;
 	qp->resp.nak_sent = false;
 	qp->resp.rd_res_head = 0;
-	skb_queue_purge(&qp->resp.backlog);
+	sroce_resp_discard_backlog(qp);
 	sroce_odp_miss_clear(&qp->resp.miss);
 	qp->resp.nofault = false;
 }
@@ -677,6 +677,28 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_handle(qp, skb, bth, info, payload);
 	}
 	spin_unlock(&qp->resp.lock);
+}
+
+/**
+ * sroce_resp_discard_backlog() - drop the requests held back, counted
+ * @qp: the QP; resp.lock held
+ *
+ * The QP is reset or destroyed, or the READ they waited behind starts
+ * again (its requester then sends them again): each is a drop of its own,
+ * counted and traced as rx_backlog_discarded.
+ */
+void sroce_resp_discard_backlog(struct sroce_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&qp->resp.backlog))) {
+		const struct sroce_bth *bth = (void *)skb->data +
+					      sizeof(struct udphdr);
+
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BACKLOG_DISCARDED,
+				 sroce_bth_psn(bth));
+		kfree_skb(skb);
+	}
 }
 
 /* Handle requests held back while READ responses were being sent. */

@@ -139,6 +139,7 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		     const struct sroce_opcode_info *info, u32 payload);
 void sroce_resp_work(struct work_struct *work);
 void sroce_resp_release(struct sroce_qp *qp);
+void sroce_resp_discard_backlog(struct sroce_qp *qp);
 
 /* Between resp.c and the READ and atomic side in resp_read.c. */
 static inline const void *sroce_resp_hdr(const struct sk_buff *skb,

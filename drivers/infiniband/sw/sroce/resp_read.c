@@ -510,7 +510,7 @@ void sroce_resp_abort_read(struct sroce_qp *qp)
 	qp->resp.busy = false;
 	qp->resp.congested = false;
 	qp->resp.throttled = false;
-	skb_queue_purge(&qp->resp.backlog);
+	sroce_resp_discard_backlog(qp);
 	sroce_stat_inc(qp->sdev, SROCE_STAT_READ_RESTART);
 }
 

@@ -51,6 +51,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_RX_UC_MALFORMED].name = "rx_uc_malformed",
 	[SROCE_STAT_TX_BYTES].name = "tx_bytes",
 	[SROCE_STAT_RX_BYTES].name = "rx_bytes",
+	[SROCE_STAT_RX_BACKLOG_DISCARDED].name = "rx_backlog_discarded",
 };
 
 /**

@@ -55,6 +55,7 @@ enum sroce_stat {
 	SROCE_STAT_RX_UC_MALFORMED,
 	SROCE_STAT_TX_BYTES,
 	SROCE_STAT_RX_BYTES,
+	SROCE_STAT_RX_BACKLOG_DISCARDED,
 	SROCE_STAT_COUNT,
 };
 
@@ -83,6 +84,7 @@ static inline bool sroce_stat_is_rx_drop(enum sroce_stat stat)
 	case SROCE_STAT_RX_DUP_NO_MATCH:
 	case SROCE_STAT_RX_DUP_REFUSED:
 	case SROCE_STAT_RX_UC_MALFORMED:
+	case SROCE_STAT_RX_BACKLOG_DISCARDED:
 		return true;
 	default:
 		return false;
