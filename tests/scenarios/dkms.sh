@@ -13,10 +13,18 @@
 # modprobe must load the DKMS-built module, which must move verified data,
 # and the modprobe.d file must keep sroce and rdma_rxe apart with a message
 # on the terminal.
+#
+# The package's files are laid over the guest's root in a mount namespace
+# of the scenario's own, so they go with it: later scenarios of the boot
+# load the harness's build of sroce and see no modprobe.d file.
+if [ -z "${SROCE_DKMS_PRIVATE:-}" ]; then
+	SROCE_DKMS_PRIVATE=1 exec unshare -m --propagation private \
+		"$BASH" "${BASH_SOURCE[0]}" "$@"
+fi
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
-plan 23
+plan 24
 
 layer=$SROCE_REPO/out/package/upper
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$SROCE_REPO/dkms.conf")
@@ -28,13 +36,17 @@ kre=${KVER//./\\.} kre=${kre//+/\\+}
 check "the package built sroce for $KVER" \
 	test -f "$mods/updates/dkms/sroce.ko" -o -f "$mods/updates/dkms/sroce.ko.xz" ||
 	bail "no DKMS-built sroce in $mods"
-# What the installation wrote, for this kernel (the guest's root is an
-# overlay in memory, so the host's files stay as they are).
-cp -a "$mods/." "/lib/modules/$KVER/"
-cp -a "$layer/etc/modprobe.d/sroce-dkms.conf" /etc/modprobe.d/
-mkdir -p /var/lib/dkms /usr/src
-cp -a "$layer/var/lib/dkms/sroce" /var/lib/dkms/
-cp -a "$layer/usr/src/sroce-$version" /usr/src/
+# over DIR LAYER: what the installation wrote into DIR, over DIR (a
+# read-only overlay, in this mount namespace only).
+over() {
+	mount -t overlay -o "lowerdir=$2:$1" sroce-dkms "$1"
+}
+check "the installation's files over this guest's root" \
+	eval 'over "/lib/modules/$KVER" "$mods" &&
+		over /etc/modprobe.d "$layer/etc/modprobe.d" &&
+		over /var/lib/dkms "$layer/var/lib/dkms" &&
+		over /usr/src "$layer/usr/src"' ||
+	bail "cannot lay the package's files over the root"
 
 expect_match "dkms status: sroce $version installed for $KVER" \
 	"sroce/$version, $kre, [^:]*: installed" "$(dkms status -m sroce -k "$KVER" 2>/dev/null)"
