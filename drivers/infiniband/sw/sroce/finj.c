@@ -292,21 +292,6 @@ bool __sroce_finj_tx(struct sroce_qp *qp, struct sk_buff *skb)
 	return false;
 }
 
-/* Send a NAK for @psn with @syndrome, as the responder sends its own. */
-static void sroce_finj_send_nak(struct sroce_qp *qp, u32 psn, u8 syndrome)
-{
-	struct sroce_pkt pkt;
-
-	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_ACK, 0)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
-		return;
-	}
-	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH), syndrome,
-			qp->resp.msn);
-	pkt.bth.psn = psn;
-	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
-}
-
 /**
  * __sroce_finj_resp_nak() - see sroce_finj_resp_nak()
  * @qp: the responder
@@ -332,7 +317,7 @@ bool __sroce_finj_resp_nak(struct sroce_qp *qp,
 	    !qp->resp.rwqe_valid && sroce_finj_take(fi, SROCE_FINJ_RNR_NAK)) {
 		sroce_finj_inc(fi, SROCE_FINJ_CNT_RNR_NAKS);
 		sroce_stat_inc(qp->sdev, SROCE_STAT_RNR_NAK_SENT);
-		sroce_finj_send_nak(qp, psn,
+		sroce_resp_send_ack(qp, psn,
 				    SROCE_AETH_RNR_NAK | qp->min_rnr_timer);
 		return true;
 	}
@@ -341,7 +326,7 @@ bool __sroce_finj_resp_nak(struct sroce_qp *qp,
 		sroce_stat_inc(qp->sdev, SROCE_STAT_SEQ_NAK_SENT);
 		/* Packets behind it are out of sequence: no second NAK. */
 		qp->resp.nak_sent = true;
-		sroce_finj_send_nak(qp, psn,
+		sroce_resp_send_ack(qp, psn,
 				    SROCE_AETH_NAK | SROCE_NAK_PSN_SEQ_ERR);
 		return true;
 	}

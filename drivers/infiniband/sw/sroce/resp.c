@@ -37,7 +37,16 @@
 /* The GRH image at the start of a UD receive buffer. */
 #define SROCE_GRH_LEN		40
 
-static void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
+/**
+ * sroce_resp_send_ack() - send an ACK or a NAK as the QP's responder
+ * @qp: the QP
+ * @psn: the PSN it answers
+ * @syndrome: the AETH syndrome
+ *
+ * A NAK is traced (sroce_nak_send); fault injection sends its forced NAKs
+ * through here too.
+ */
+void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 {
 	struct sroce_pkt pkt;
 

@@ -150,6 +150,7 @@ static inline const void *sroce_resp_hdr(const struct sk_buff *skb,
 }
 
 void sroce_resp_ack(struct sroce_qp *qp, u32 psn);
+void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome);
 void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak);
 bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_rd_res_clear(struct sroce_rd_res *res);
