@@ -1,12 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Connected QPs between two devices, for the scenario tools that build
-their own pairs with pyverbs (spoof_verbs.py, teardown_verbs.py,
+"""Devices and connected QPs between them, for the scenario tools that
+build their own pairs with pyverbs (spoof_verbs.py, teardown_verbs.py,
 mw_verbs.py).
 """
 
 import pyverbs.enums as e
 from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.device import Context
+from pyverbs.pd import PD
 from pyverbs.qp import QPAttr
+
+
+class Device:
+    """One device a tool opens from its "DEV:GIDX" argument: the context,
+    the GID at that index of port 1, and a PD."""
+
+    def __init__(self, spec):
+        self.dev, gidx = spec.split(":")
+        self.gidx = int(gidx)
+        self.ctx = Context(name=self.dev)
+        self.gid = self.ctx.query_gid(1, self.gidx)
+        self.pd = PD(self.ctx)
 
 
 def rc_rts_attr(dgid, gidx, dest_qpn, access=0):

@@ -21,14 +21,12 @@ import time
 
 import pyverbs.enums as e
 from pyverbs.cq import CQ
-from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import RecvWR, SGE, SendWR
 
-from qp_lib import rc_rts_attr
+from qp_lib import Device, rc_rts_attr
 from tap_lib import pattern, tap, tap_done
 
 SIZE = 16384
@@ -44,15 +42,11 @@ class Gone(Exception):
     """A verb failed or a completion never came: the device went away."""
 
 
-class Side:
+class Side(Device):
     """One device: context, PD, CQ and a region for each transport."""
 
     def __init__(self, spec):
-        self.dev, gidx = spec.split(":")
-        self.gidx = int(gidx)
-        self.ctx = Context(name=self.dev)
-        self.gid = self.ctx.query_gid(1, self.gidx)
-        self.pd = PD(self.ctx)
+        super().__init__(spec)
         self.cq = CQ(self.ctx, 64)
         self.mr = MR(self.pd, SIZE, ACCESS)
         self.qps = {}
