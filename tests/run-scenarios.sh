@@ -850,8 +850,29 @@ print_ready() {
 # may be overtaken only by one expected to end before the slots it waits
 # for come free.
 declare -a job_pid job_start
+# head_shadow JOB: when JOB, which cannot start now, is expected to, as
+# running jobs end by their estimates, and how many of the slots free then
+# it leaves over: "TIME EXTRA". Never known while slots it needs are held
+# by other runners (a far TIME, no extra).
+head_shadow() {
+	local head=$1 have=$free t s
+	if [ "$have" -lt "${job_slots[head]}" ]; then
+		while read -r t s; do
+			have=$((have + s))
+			if [ "$have" -ge "${job_slots[head]}" ]; then
+				[ "$t" -ge "$SECONDS" ] || t=$SECONDS
+				echo "$t $((have - job_slots[head]))"
+				return
+			fi
+		done < <(for n in "${running[@]}"; do
+			echo "$((job_start[n] + job_est[n])) ${job_slots[n]}"
+		done | sort -n)
+	fi
+	echo "$((SECONDS + 1000000)) 0"
+}
+
 run_jobs() {
-	local free n m head t_free need avail
+	local free n m head t_free extra avail
 	local -a order running=() pending still rest
 	mapfile -t order < <(for ((n = 0; n < job_n; n++)); do
 		echo "$((job_est[n] * job_slots[n])) ${job_est[n]} $n"
@@ -871,19 +892,15 @@ run_jobs() {
 			if [ "${job_slots[head]}" -le "$avail" ]; then
 				m=$head
 			else
-				# When the head's slots are expected free: never
-				# known when other runners hold them.
-				need=$((job_slots[head] - free))
-				t_free=$SECONDS
-				[ "$need" -gt 0 ] && t_free=$(for n in "${running[@]}"; do
-					echo $((job_start[n] + job_est[n]))
-				done | sort -n | sed -n "${need}p")
-				t_free=${t_free:-$SECONDS}
-				[ "$need" -le 0 ] || [ ${#running[@]} -eq 0 ] && t_free=$((SECONDS + 1000000))
+				# Backfill: another job may start now if it ends
+				# before the head can start, or fits in the slots
+				# the head will leave over then (head_shadow).
+				read -r t_free extra < <(head_shadow "$head")
 				m=
 				for n in "${pending[@]:1}"; do
 					if [ "${job_slots[n]}" -le "$avail" ] &&
-						[ $((SECONDS + job_est[n])) -le "$t_free" ]; then
+						{ [ $((SECONDS + job_est[n])) -le "$t_free" ] ||
+							[ "${job_slots[n]}" -le "$extra" ]; }; then
 						m=$n
 						break
 					fi
