@@ -28,7 +28,7 @@ from pyverbs.wr import SGE, SendWR
 
 from qp_lib import rc_rts_attr
 from spoof_verbs import REMOTE, SIZE, Attacker, Side, poll_one, send
-from tap_lib import tap, tap_done
+from tap_lib import rdma_res, tap, tap_done
 
 EVENTS = ("sroce_qp_state", "sroce_retransmit", "sroce_nak_send",
           "sroce_nak_recv", "sroce_rnr_wait", "sroce_rx_drop")
@@ -76,26 +76,6 @@ class Trace:
         """The events called name whose fields have the values wanted."""
         return [f for n, f in self.events() if n == name and
                 all(f.get(k) == str(v) for k, v in want.items())]
-
-
-def rdma_res(kind, *filt):
-    """The driver's fields of the resources "rdma resource show" lists,
-    one dict per object ("name value" pairs, numbers as ints, the
-    driver's without rdma's "drv_" prefix), and the output."""
-    run = subprocess.run(["rdma", "resource", "show", kind, *filt, "-dd"],
-                         capture_output=True, text=True)
-    objs = []
-    for line in run.stdout.splitlines():
-        if line.startswith(("link ", "dev ")):
-            objs.append({})
-        if not objs:
-            continue
-        words = line.split()
-        for k, v in zip(words, words[1:]):
-            if re.fullmatch(r"(0x[0-9a-f]+|\d+)", v):
-                v = int(v, 0)
-            objs[-1].setdefault(k[4:] if k.startswith("drv_") else k, v)
-    return objs, run.stdout + run.stderr
 
 
 def connect(victim, peer, v_attr=None, p_attr=None):

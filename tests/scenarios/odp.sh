@@ -10,8 +10,11 @@
 # registered with IBV_ACCESS_ON_DEMAND whose pages are not mapped yet;
 # transfers racing with MADV_DONTNEED taking the pages away, every payload
 # checked; access to a range with no memory behind it failing with the
-# right completion status; the page fault counters. Over the IPv4 and the
-# IPv6 GID. rdma-core's own ODP cases run in the rdma_core_suite scenario.
+# right completion status; the page fault counters; implicit regions (the
+# whole address space) with transfers across the boundary between two of
+# their chunks, the chunks counted by "rdma resource show mr -dd", and a
+# WRITE to unmapped memory that must leave no chunk behind. Over the IPv4
+# and the IPv6 GID. rdma-core's own ODP cases run in the rdma_core_suite scenario.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh

@@ -28,6 +28,7 @@ import pyverbs.enums as e
 from pyverbs.mr import MR
 from pyverbs.wr import RecvWR, SGE, SendWR
 
+from tap_lib import rdma_res
 from verbs_lib import differs, pattern, poll_wc, tap, tap_done, tool_args
 # verbs_lib made rdma-core's test package importable.
 from tests.base import BaseResources
@@ -36,6 +37,8 @@ import tests.utils as u
 
 SIZE = 256 * 1024
 MSG = 64 * 1024
+# The address space an implicit region maps per child umem (odp.c).
+CHUNK = 16 << 20
 PROT_RW = 0x3
 MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS = 0x01, 0x02, 0x20
 MADV_DONTNEED = 4
@@ -54,16 +57,28 @@ libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 
 
-class Buf:
-    """An mmap()ed buffer registered on demand."""
+def mmap_anon(size, shared):
+    flags = (MAP_SHARED if shared else MAP_PRIVATE) | MAP_ANONYMOUS
+    addr = libc.mmap(None, size, PROT_RW, flags, -1, 0)
+    if addr in (None, ctypes.c_void_p(-1).value):
+        raise OSError(ctypes.get_errno(), "mmap")
+    return addr
 
-    def __init__(self, pd, shared, access=ODP):
-        flags = (MAP_SHARED if shared else MAP_PRIVATE) | MAP_ANONYMOUS
-        self.addr = libc.mmap(None, SIZE, PROT_RW, flags, -1, 0)
-        if self.addr in (None, ctypes.c_void_p(-1).value):
-            raise OSError(ctypes.get_errno(), "mmap")
+
+class Buf:
+    """An mmap()ed buffer registered on demand. Through an implicit region
+    (all of the address space), the buffer straddles a boundary between
+    two of the driver's chunks, so that transfers across it need two."""
+
+    def __init__(self, pd, shared, access=ODP, implicit=False):
+        self.span = 2 * CHUNK + SIZE if implicit else SIZE
+        self.area = mmap_anon(self.span, shared)
+        self.addr = self.area
+        if implicit:
+            boundary = (self.area + 2 * CHUNK - 1) & ~(CHUNK - 1)
+            self.addr = boundary - SIZE // 2
         self.mapped = True
-        self.mr = MR(pd, SIZE, access, address=self.addr)
+        self.mr = MR(pd, SIZE, access, address=self.addr, implicit=implicit)
 
     def write(self, data, off=0):
         ctypes.memmove(self.addr + off, data, len(data))
@@ -72,10 +87,10 @@ class Buf:
         return ctypes.string_at(self.addr + off, size)
 
     def dontneed(self):
-        return libc.madvise(self.addr, SIZE, MADV_DONTNEED) == 0
+        return libc.madvise(self.area, self.span, MADV_DONTNEED) == 0
 
     def unmap(self):
-        libc.munmap(self.addr, SIZE)
+        libc.munmap(self.area, self.span)
         self.mapped = False
 
 
@@ -104,6 +119,17 @@ class SharedRcSide(RcSide):
     """The same over a shared mapping, which keeps its data when the pages
     are taken away."""
     shared = True
+
+
+class ImplicitRcSide(RcSide):
+    """rdma-core's ODP RC resources over an implicit region: all of the
+    process's memory, at its own addresses."""
+
+    def create_mr(self):
+        u.odp_supported(self.ctx, self.odp_type, self.odp_caps)
+        u.odp_implicit_supported(self.ctx)
+        self.buf = Buf(self.pd, False, implicit=True)
+        self.mr = self.buf.mr
 
 
 class UdSide(MmapRegion, OdpUD):
@@ -261,6 +287,78 @@ def check_traffic(b, dev):
     tap(why is None, "RC SEND into an unmapped SRQ receive buffer", why)
 
 
+def implicit_chunks(dev):
+    """The chunk counts of the device's implicit regions."""
+    objs, out = rdma_res("mr", "dev", dev)
+    return [o.get("odp_chunks") for o in objs
+            if o.get("odp") == 1 and o.get("iova") == 0 and
+            o.get("length") == 2 ** 64 - 1], out
+
+
+def check_implicit(b, dev):
+    """Implicit regions: every transfer crosses or touches the boundary
+    between two chunks of the address space."""
+    caps = BaseResources(b.dev, 1, b.gidx).ctx.query_device_ex().odp_caps
+    tap(caps.general_caps & e.IBV_ODP_SUPPORT_IMPLICIT,
+        "implicit on-demand regions advertised",
+        "general caps %#x" % caps.general_caps)
+    a, r = b.pair(ImplicitRcSide)
+    mid = SIZE // 2
+    why = b.send(a, r, 11, SIZE)
+    tap(why is None, "RC SEND of 256 KiB across two chunks of implicit "
+        "regions, nothing mapped yet", why)
+    why = b.rdma(a, r, e.IBV_WR_RDMA_WRITE, 12, MSG, mid - MSG // 2)
+    tap(why is None, "RDMA WRITE across a chunk boundary", why)
+    why = b.rdma(a, r, e.IBV_WR_RDMA_READ, 13, MSG, mid - MSG // 2 + 8)
+    tap(why is None, "RDMA READ across a chunk boundary", why)
+    for off, opcode, cmp_add, swap, want in (
+            (mid - 8, e.IBV_WR_ATOMIC_FETCH_AND_ADD, 5, 0, 1005),
+            (mid, e.IBV_WR_ATOMIC_CMP_AND_SWP, 1000, 77, 77)):
+        r.buf.write((1000).to_bytes(8, "little"), off)
+        orig, why = b.atomic(a, r, opcode, cmp_add, swap, off)
+        new = int.from_bytes(r.buf.read(8, off), "little")
+        tap(why is None and orig == 1000 and new == want,
+            "atomic on the last 8 bytes %s the boundary" %
+            ("before" if off < mid else "after"),
+            why or "returned %s, memory %d" % (orig, new))
+    chunks, out = implicit_chunks(dev)
+    tap(chunks == [2, 2], "rdma resource show mr -dd: each implicit region "
+        "has the two chunks its buffer spans", "%s\n%s" % (chunks, out))
+    for buf in (a.buf, r.buf):
+        buf.dontneed()
+    why = b.send(a, r, 14, SIZE)
+    tap(why is None, "SEND again after the pages were taken away", why)
+
+    # An address with nothing behind it: the WRITE fails, the region
+    # keeps no chunk for it.
+    errors = counter(dev, "odp_page_fault_errors")
+    hole = mmap_anon(2 * CHUNK, False)
+    libc.munmap(hole, 2 * CHUNK)
+    hole = (hole + CHUNK - 1) & ~(CHUNK - 1)
+    a.buf.write(pattern(15, 4096))
+    wr = SendWR(wr_id=15, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                sg=[SGE(a.buf.addr, 4096, a.mr.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(r.mr.rkey, hole)
+    u.post_send(a, wr)
+    wc = poll_wc(a.cq)
+    tap(wc is not None and wc.status == e.IBV_WC_REM_ACCESS_ERR,
+        "RDMA WRITE through an implicit region to unmapped memory: remote "
+        "access error",
+        "no completion" if wc is None else u.wc_status_to_str(wc.status))
+    chunks, out = implicit_chunks(dev)
+    tap(counter(dev, "odp_page_fault_errors") > errors and chunks == [2, 2],
+        "the failed fault is counted and leaves no chunk behind",
+        "%s\n%s" % (chunks, out))
+    try:
+        for side in (a, r):
+            side.mr.close()
+        why = None
+    except Exception as exc:  # pylint: disable=broad-except
+        why = exc
+    tap(why is None, "implicit regions with chunks deregistered", why)
+
+
 def check_race(b, dev, rounds, zap_us):
     """Transfers while another thread keeps taking the pages away: shared
     mappings keep their data, so every transfer must still be exact."""
@@ -343,7 +441,8 @@ def main():
     b = Bench(args.dev, args.gid_index)
     for check, more in ((check_caps, ()), (check_traffic, (args.dev,)),
                         (check_race, (args.dev, args.rounds, args.zap_us)),
-                        (check_unmapped, (args.dev,))):
+                        (check_unmapped, (args.dev,)),
+                        (check_implicit, (args.dev,))):
         try:
             check(b, *more)
         except unittest.SkipTest as exc:

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What every scenario tool prints and checks: TAP output and payload
-patterns. Standard library only, and quick to import: verbs_lib.py, which
-also imports rdma-core's test package, builds on it.
+"""What every scenario tool prints and checks: TAP output, payload
+patterns, and the driver's fields "rdma resource show -dd" prints.
+Standard library only, and quick to import: verbs_lib.py, which also
+imports rdma-core's test package, builds on it.
 """
 
+import re
+import subprocess
 import sys
 
 _counts = {"pass": 0, "fail": 0}
@@ -43,3 +46,23 @@ def differs(got, want):
         return "%d bytes, expected %d" % (len(got), len(want))
     return "payload differs from offset %d" % next(
         i for i in range(len(want)) if got[i] != want[i])
+
+
+def rdma_res(kind, *filt):
+    """The driver's fields of the resources "rdma resource show" lists,
+    one dict per object ("name value" pairs, numbers as ints, the
+    driver's without rdma's "drv_" prefix), and the output."""
+    run = subprocess.run(["rdma", "resource", "show", kind, *filt, "-dd"],
+                         capture_output=True, text=True)
+    objs = []
+    for line in run.stdout.splitlines():
+        if line.startswith(("link ", "dev ")):
+            objs.append({})
+        if not objs:
+            continue
+        words = line.split()
+        for k, v in zip(words, words[1:]):
+            if re.fullmatch(r"(0x[0-9a-f]+|\d+)", v):
+                v = int(v, 0)
+            objs[-1].setdefault(k[4:] if k.startswith("drv_") else k, v)
+    return objs, run.stdout + run.stderr

@@ -81,6 +81,47 @@ static void sroce_mr_remove(struct sroce_dev *sdev, struct sroce_mr *mr)
 	wait_for_completion(&mr->released);
 }
 
+/* The verbs' way of asking for all of the address space, on demand. */
+static bool sroce_mr_is_implicit(u64 start, u64 length, int access)
+{
+	return (access & IB_ACCESS_ON_DEMAND) && !start && length == U64_MAX;
+}
+
+/*
+ * An implicit on-demand region: all of the process's memory, at its own
+ * addresses, mapped page by page as the data path touches it (odp.c).
+ */
+static struct ib_mr *sroce_reg_implicit_mr(struct ib_pd *ibpd, u64 iova,
+					   int access)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	/* Its addresses are the process's: there is nothing to offset. */
+	if (iova)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = sroce_odp_reg_implicit(mr, ibpd->device, access);
+	if (err)
+		goto err_free;
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	mr->access = access;
+	err = sroce_mr_insert(sdev, mr, true);
+	if (err)
+		goto err_release;
+	return &mr->ibmr;
+
+err_release:
+	sroce_odp_release(mr);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
 {
@@ -90,6 +131,8 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	if (access & ~(SROCE_MR_SUPPORTED_ACCESS | SROCE_MR_USER_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
+	if (sroce_mr_is_implicit(start, length, access))
+		return sroce_reg_implicit_mr(ibpd, iova, access);
 	if (!length || length > SROCE_MAX_MSG_SIZE * 16ULL)
 		return ERR_PTR(-EINVAL);
 
@@ -282,7 +325,9 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return -EBUSY;
 
 	sroce_mr_remove(to_sdev(ibmr->device), mr);
-	if (mr->umem)
+	if (mr->odp)
+		sroce_odp_release(mr);
+	else if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->kbufs);
 	kvfree(mr->pages);

@@ -16,6 +16,7 @@
 
 struct sk_buff;
 struct sroce_dev;
+struct sroce_odp_implicit;
 struct sroce_odp_miss;
 struct sroce_qp;
 
@@ -68,6 +69,8 @@ static inline u32 sroce_key_make(u32 index, u32 var)
  * @odp: @umem is an on-demand paging umem, not pinned (odp.c)
  * @odp_lock: held for reading while the data path uses pages of an @odp
  *	region, for writing while the MMU notifier unmaps them
+ * @odp_implicit: the child umems of an implicit @odp region, which covers
+ *	the whole address space (odp.c); NULL for other regions
  */
 struct sroce_mr {
 	struct ib_mr		ibmr;
@@ -91,6 +94,7 @@ struct sroce_mr {
 	atomic_t		bound_mws;
 	bool			odp;
 	rwlock_t		odp_lock;	/* see above */
+	struct sroce_odp_implicit *odp_implicit;
 };
 
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)

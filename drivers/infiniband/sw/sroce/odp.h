@@ -28,6 +28,10 @@ struct sroce_odp_miss {
 
 int sroce_odp_reg(struct sroce_mr *mr, struct ib_device *dev, u64 start,
 		  u64 length, int access);
+int sroce_odp_reg_implicit(struct sroce_mr *mr, struct ib_device *dev,
+			   int access);
+void sroce_odp_release(struct sroce_mr *mr);
+unsigned long sroce_odp_chunks(struct sroce_mr *mr);
 bool _sroce_odp_lock_range(struct sroce_mr *mr, u64 iova, u32 len, bool write,
 			   struct sroce_odp_miss *miss);
 #define sroce_odp_lock_range(mr, iova, len, write, miss)		\

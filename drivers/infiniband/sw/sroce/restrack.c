@@ -12,6 +12,7 @@
 
 #include "cq.h"
 #include "mr.h"
+#include "odp.h"
 #include "qp.h"
 #include "queue.h"
 #include "restrack.h"
@@ -173,6 +174,8 @@ int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 		/* Pinned pages; an on-demand region pins none. */
 		{ "npages", mr->odp ? 0 : mr->npages },
 		{ "odp", mr->odp },
+		/* An implicit region's chunks with pages mapped or mappable. */
+		{ "odp_chunks", sroce_odp_chunks(mr) },
 		{ "fastreg_bufs", READ_ONCE(mr->nbufs) },
 		{ "valid", READ_ONCE(mr->valid) },
 		{ "bound_mws", atomic_read(&mr->bound_mws) },

@@ -53,8 +53,8 @@ void sroce_init_attrs(struct sroce_dev *sdev)
 				 SROCE_DEVICE_FLUSH |
 				 IB_DEVICE_PORT_ACTIVE_EVENT;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
-	/* Implicit (whole address space) regions are not supported. */
-	attr->odp_caps.general_caps = IB_ODP_SUPPORT;
+	/* Implicit regions cover the whole address space (odp.c). */
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
