@@ -234,6 +234,38 @@ err_dealloc:
 }
 
 /**
+ * sroce_dev_enable() - complete a device's registration
+ * @ibdev: the device, registered but not yet returned to sroce_dev_add()
+ *
+ * The RDMA core's enable_driver operation. The device can be found by
+ * name from now on, and unregistered and freed as soon as
+ * ib_register_device() returns, so what registration completes is done
+ * here, while the core still holds the device.
+ *
+ * Return: 0.
+ */
+int sroce_dev_enable(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	/*
+	 * The netdev may have left (unregistered, or moved to another
+	 * namespace) while the device registered; the notifier then only
+	 * recorded that the device must go. The port's state is compared
+	 * with the netdev's under the same lock the notifier takes.
+	 */
+	spin_lock(&sroce_devices_lock);
+	WRITE_ONCE(sdev->registered, true);
+	if (sdev->unregister_wanted)
+		sroce_dev_queue_unregister_locked(sdev);
+	sroce_port_event(sdev);
+	spin_unlock(&sroce_devices_lock);
+	sroce_finj_dev_register(sdev);
+	ibdev_info(ibdev, "attached to %s\n", sdev->ndev->name);
+	return 0;
+}
+
+/**
  * sroce_dev_add() - create and register a device on a netdev
  * @name: the RDMA device name requested by the user
  * @ndev: the netdev to bind to; the caller holds a reference
@@ -288,22 +320,9 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	}
 
 	/*
-	 * The netdev may have left (unregistered, or moved to another
-	 * namespace) while the device registered; the notifier then only
-	 * recorded that the device must go.
+	 * From here on a concurrent "rdma link delete" may have freed the
+	 * device: sroce_dev_enable() did what registration completes.
 	 */
-	spin_lock(&sroce_devices_lock);
-	WRITE_ONCE(sdev->registered, true);
-	if (sdev->unregister_wanted)
-		sroce_dev_queue_unregister_locked(sdev);
-	spin_unlock(&sroce_devices_lock);
-	sroce_finj_dev_register(sdev);
-
-	rtnl_lock();
-	sroce_port_event(sdev);
-	rtnl_unlock();
-
-	ibdev_info(&sdev->ibdev, "attached to %s\n", ndev->name);
 	return 0;
 
 err_net_put:

@@ -94,6 +94,7 @@ static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 /* device.c: device life cycle and netdev events */
 int sroce_dev_add(const char *name, struct net_device *ndev);
 void sroce_dev_dealloc(struct ib_device *ibdev);
+int sroce_dev_enable(struct ib_device *ibdev);
 void sroce_dev_remove_all(struct net *net);
 int sroce_dev_init(void);
 void sroce_dev_exit(void);

@@ -229,6 +229,7 @@ const struct ib_device_ops sroce_dev_ops = {
 	.destroy_srq = sroce_destroy_srq,
 	.detach_mcast = sroce_detach_mcast,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
+	.enable_driver = sroce_dev_enable,
 	.fill_res_cq_entry = sroce_fill_res_cq_entry,
 	.fill_res_mr_entry = sroce_fill_res_mr_entry,
 	.fill_res_qp_entry = sroce_fill_res_qp_entry,
