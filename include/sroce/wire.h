@@ -23,6 +23,8 @@
 #include <asm/byteorder.h>
 
 #define SROCE_UDP_PORT		4791
+/* RoCE v1: the GRH's next header value that announces a BTH (IBA 8.3). */
+#define SROCE_GRH_NEXT_BTH	0x1b
 #define SROCE_PSN_MASK		0xffffff
 #define SROCE_QPN_MASK		0xffffff
 #define SROCE_MSN_MASK		0xffffff
@@ -439,6 +441,18 @@ static inline void sroce_atmeth_pack(struct sroce_atmeth *atm, u64 va, u32 rkey,
 u32 sroce_icrc_hdr(const void *l3, bool ipv6);
 
 /**
+ * sroce_icrc_hdr_grh() - start an ICRC over a RoCE v1 packet's GRH and BTH
+ * @grh: the GRH (laid out as an IPv6 header); the BTH follows it
+ *
+ * RoCE v1 carries the BTH right after the GRH, with no IP or UDP header;
+ * the GRH's traffic class, flow label and hop limit are masked as an IPv6
+ * header's are.
+ *
+ * Return: as sroce_icrc_hdr().
+ */
+u32 sroce_icrc_hdr_grh(const void *grh);
+
+/**
  * sroce_icrc_update() - continue an ICRC over unmasked bytes
  * @crc: the running CRC
  * @data: the bytes
@@ -468,5 +482,14 @@ static inline __le32 sroce_icrc_final(u32 crc)
  * Return: the ICRC as it is stored in the packet.
  */
 __le32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len);
+
+/**
+ * sroce_icrc_packet_grh() - ICRC of a contiguous RoCE v1 packet
+ * @grh: the GRH
+ * @len: bytes from @grh to the end of the pad, the ICRC excluded
+ *
+ * Return: the ICRC as it is stored in the packet.
+ */
+__le32 sroce_icrc_packet_grh(const void *grh, size_t len);
 
 #endif /* _SROCE_WIRE_H */

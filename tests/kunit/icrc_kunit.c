@@ -63,21 +63,43 @@ static void ref_mask(u8 *h, bool ipv6)
 	h[udp + UDP_LEN + 4] = 0xff;		/* BTH: FECN, BECN, reserved */
 }
 
+/* What the ICRC covers in place of the LRH RoCE has not. */
+static const u8 ref_lrh[8] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+};
+
 /* The ICRC of @len bytes from the IP header on, as a number. */
 static u32 ref_icrc(const u8 *pkt, bool ipv6, size_t len)
 {
-	static const u8 lrh[8] = {
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	};
 	size_t hlen = hdrs_len(ipv6);
 	u8 hdr[MAX_HDRS];
 	u32 crc;
 
 	memcpy(hdr, pkt, hlen);
 	ref_mask(hdr, ipv6);
-	crc = ref_crc32(~0U, lrh, sizeof(lrh));
+	crc = ref_crc32(~0U, ref_lrh, sizeof(ref_lrh));
 	crc = ref_crc32(crc, hdr, hlen);
 	crc = ref_crc32(crc, pkt + hlen, len - hlen);
+	return ~crc;
+}
+
+/*
+ * RoCE v1: the ICRC of @len bytes from the GRH on. The GRH is masked as an
+ * IPv6 header is, and the BTH follows it with no UDP header between.
+ */
+static u32 ref_icrc_grh(const u8 *pkt, size_t len)
+{
+	u8 hdr[IP6_LEN + BTH_LEN];
+	u32 crc;
+
+	memcpy(hdr, pkt, sizeof(hdr));
+	hdr[0] |= 0x0f;
+	memset(hdr + 1, 0xff, 3);
+	hdr[7] = 0xff;
+	hdr[IP6_LEN + 4] = 0xff;
+	crc = ref_crc32(~0U, ref_lrh, sizeof(ref_lrh));
+	crc = ref_crc32(crc, hdr, sizeof(hdr));
+	crc = ref_crc32(crc, pkt + sizeof(hdr), len - sizeof(hdr));
 	return ~crc;
 }
 
@@ -166,6 +188,37 @@ static void icrc_headers_only(struct kunit *test)
 }
 
 /* Header, then the rest in up to three pieces, equals the one-shot ICRC. */
+/* RoCE v1 packets, whole and piece by piece, against the reference. */
+static void icrc_random_grh(struct kunit *test)
+{
+	size_t hlen = IP6_LEN + BTH_LEN;
+	struct rnd_state rnd;
+	int i;
+
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 5);
+	for (i = 0; i < RANDOM_PACKETS; i++) {
+		size_t len = hlen + prandom_u32_state(&rnd) % (MAX_PAYLOAD + 1);
+		size_t cut = hlen + prandom_u32_state(&rnd) % (len - hlen + 1);
+		u8 *pkt = random_packet(test, &rnd, true, len);
+		u32 want, crc;
+
+		pkt[6] = SROCE_GRH_NEXT_BTH;
+		want = ref_icrc_grh(pkt, len);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    le32_to_cpu(sroce_icrc_packet_grh(pkt, len)),
+				    want, "packet %d, %zu bytes", i, len);
+		crc = sroce_icrc_hdr_grh(pkt);
+		crc = sroce_icrc_update(crc, pkt + hlen, cut - hlen);
+		crc = sroce_icrc_update(crc, pkt + cut, len - cut);
+		KUNIT_EXPECT_EQ_MSG(test, le32_to_cpu(sroce_icrc_final(crc)),
+				    want, "packet %d cut at %zu", i, cut);
+		/* The same bytes framed as RoCEv2 are another packet. */
+		if (len >= hdrs_len(true))
+			KUNIT_EXPECT_NE(test, ref_icrc(pkt, true, len), want);
+		kunit_kfree(test, pkt);
+	}
+}
+
 static void icrc_incremental(struct kunit *test)
 {
 	struct rnd_state rnd;
@@ -278,6 +331,7 @@ static struct kunit_case sroce_icrc_cases[] = {
 	KUNIT_CASE(icrc_random_ipv4),
 	KUNIT_CASE(icrc_random_ipv6),
 	KUNIT_CASE(icrc_incremental),
+	KUNIT_CASE(icrc_random_grh),
 	KUNIT_CASE(icrc_masked_ipv4),
 	KUNIT_CASE(icrc_masked_ipv6),
 	{}

@@ -5,6 +5,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/etherdevice.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/rdma_user_rxe.h>
@@ -27,7 +28,8 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	struct in6_addr saddr, daddr;
 
 	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) || !sgid_attr ||
-	    sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+	    (sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP &&
+	     sgid_attr->gid_type != IB_GID_TYPE_ROCE))
 		return -EINVAL;
 
 	memcpy(&saddr, sgid_attr->gid.raw, sizeof(saddr));
@@ -41,6 +43,9 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	av->saddr = saddr;
 	av->daddr = daddr;
 	av->ipv6 = !ipv6_addr_v4mapped(&daddr);
+	av->v1 = sgid_attr->gid_type == IB_GID_TYPE_ROCE;
+	if (av->v1)
+		ether_addr_copy(av->dmac, attr->roce.dmac);
 	av->hop_limit = grh->hop_limit ?: 64;
 	av->tclass = grh->traffic_class;
 	av->flow_label = grh->flow_label & 0xfffff;

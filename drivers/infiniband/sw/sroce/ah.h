@@ -6,6 +6,7 @@
 #define _SROCE_AH_H
 
 #include <linux/completion.h>
+#include <linux/if_ether.h>
 #include <linux/in6.h>
 #include <linux/refcount.h>
 #include <rdma/ib_verbs.h>
@@ -18,6 +19,10 @@ struct sroce_dev;
  * @saddr: source IP address (IPv4-mapped for IPv4)
  * @daddr: destination IP address (IPv4-mapped for IPv4)
  * @ipv6: the path is IPv6
+ * @v1: the path is RoCE v1: a GRH right behind the Ethernet header, sent
+ *	to @dmac on the source GID's netdev, instead of IP and UDP
+ * @dmac: the destination's Ethernet address, for @v1 (the RDMA core
+ *	resolved it)
  * @hop_limit: IPv4 TTL or IPv6 hop limit
  * @tclass: IPv4 TOS or IPv6 traffic class
  * @flow_label: IPv6 flow label
@@ -27,6 +32,8 @@ struct sroce_av {
 	struct in6_addr		saddr;
 	struct in6_addr		daddr;
 	bool			ipv6;
+	bool			v1;
+	u8			dmac[ETH_ALEN];
 	u8			hop_limit;
 	u8			tclass;
 	u32			flow_label;

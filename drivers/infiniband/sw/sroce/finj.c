@@ -190,13 +190,16 @@ bool __sroce_finj_rx(struct sroce_dev *sdev, struct sk_buff *skb)
 	return false;
 }
 
-/* Hand a finished packet to the IP layer, as sroce_pkt_send() does. */
+/* Hand a finished packet on, as sroce_pkt_send() does. */
 static void sroce_finj_out(struct sroce_finj *fi, struct sk_buff *skb)
 {
 	struct net *net = fi->sdev->net;
 
 	memset(skb->cb, 0, sizeof(skb->cb));
-	if (skb->protocol == htons(ETH_P_IPV6)) {
+	if (skb->protocol == htons(ETH_P_IBOE)) {
+		/* RoCE v1: framed for its netdev already. */
+		dev_queue_xmit(skb);
+	} else if (skb->protocol == htons(ETH_P_IPV6)) {
 		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
 
 		udp6_set_csum(false, skb, &ip6->saddr, &ip6->daddr,

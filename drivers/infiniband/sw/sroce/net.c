@@ -78,7 +78,10 @@ static u32 sroce_icrc_check(struct sk_buff *skb, bool ipv6, __le32 *icrc)
 
 	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, icrc, sizeof(*icrc)))
 		return 1;
-	crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
+	if (skb->protocol == htons(ETH_P_IBOE))
+		crc = sroce_icrc_hdr_grh(skb_network_header(skb));
+	else
+		crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
 	crc = sroce_icrc_skb(crc, skb, hdrs, skb->len - hdrs - SROCE_ICRC_LEN);
 	return sroce_icrc_final(crc) == *icrc ? 0 :
 	       le32_to_cpu(sroce_icrc_final(crc)) ?: 1;
@@ -129,13 +132,15 @@ static bool sroce_rx_pkey_ok(const struct sroce_bth *bth)
 
 /*
  * Does a packet for a connected QP come from its peer? The source address
- * must be the destination of the QP's path; a QP without a path yet takes
- * nothing anyway, and the responder counts that.
+ * (a RoCE v1 packet's source GID) must be the destination of the QP's path,
+ * in the path's framing; a QP without a path yet takes nothing anyway, and
+ * the responder counts that.
  */
 static bool sroce_rx_from_peer(struct sroce_qp *qp, struct sk_buff *skb,
 			       bool ipv6)
 {
 	struct in6_addr saddr;
+	bool v1;
 
 	if (qp->type == IB_QPT_UD)
 		return true;
@@ -146,6 +151,10 @@ static bool sroce_rx_from_peer(struct sroce_qp *qp, struct sk_buff *skb,
 	default:
 		break;
 	}
+	/* A path is RoCE v1 or v2: the peer's packets come the same way. */
+	v1 = skb->protocol == htons(ETH_P_IBOE);
+	if (qp->av.v1 != v1)
+		return false;
 	if (ipv6)
 		saddr = ipv6_hdr(skb)->saddr;
 	else
@@ -185,45 +194,34 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv6,
 }
 
 /*
- * The UDP encapsulation hook: every datagram to port 4791 of the namespace.
- * Return 0: the packet is consumed, whatever becomes of it.
+ * A packet for @sdev whose data starts at its UDP header (RoCEv2) or at
+ * the place one would have (RoCE v1): check it and hand it to its QP.
+ * The packet is consumed, whatever becomes of it.
  */
-static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
+static void sroce_rx_packet(struct sroce_dev *sdev, struct sk_buff *skb,
+			    bool ipv6)
 {
 	unsigned int hlen = sizeof(struct udphdr) + sizeof(struct sroce_bth);
 	const struct sroce_opcode_info *info;
 	const struct sroce_bth *bth;
-	struct sroce_dev *sdev;
 	__le32 icrc;
-	bool ipv6;
 	u32 want;
 	int len;
 
-	ipv6 = skb->protocol == htons(ETH_P_IPV6);
-	sdev = sroce_rx_dev(sock_net(sk), skb, ipv6);
-	if (!sdev)
-		goto drop;
 	sroce_stat_inc(sdev, SROCE_STAT_RX_PACKETS);
-
-	/* From here on, offsets count from the UDP header. */
-	len = skb_transport_offset(skb);
-	if (len > 0)
-		__skb_pull(skb, len);
-	else if (len < 0)
-		__skb_push(skb, -len);
 	/* The IB packet, BTH to ICRC: what PortRcvData counts. */
 	if (skb->len > sizeof(struct udphdr))
 		sroce_stat_add(sdev, SROCE_STAT_RX_BYTES,
 			       skb->len - sizeof(struct udphdr));
 	if (sroce_finj_rx(sdev, skb))
-		return 0;
+		return;
 
 	/* The ICRC covers a fixed-size IP header: no IPv4 options. */
 	if (skb_transport_header(skb) - skb_network_header(skb) !=
 	    (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) ||
 	    !pskb_may_pull(skb, hlen))
 		goto bad_header;
-	bth = (const struct sroce_bth *)(udp_hdr(skb) + 1);
+	bth = (const struct sroce_bth *)(skb->data + sizeof(struct udphdr));
 	info = sroce_opcode_get(bth->opcode);
 	if (!info) {
 		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_OPCODE, sroce_bth_qpn(bth),
@@ -233,7 +231,7 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	if ((bth->flags & SROCE_BTH_TVER_MASK) != SROCE_TVER ||
 	    !pskb_may_pull(skb, sizeof(struct udphdr) + info->hdr_len))
 		goto bad_header;
-	bth = (const struct sroce_bth *)(udp_hdr(skb) + 1);
+	bth = (const struct sroce_bth *)(skb->data + sizeof(struct udphdr));
 	len = skb->len - (int)(sizeof(struct udphdr) + info->hdr_len +
 			       sroce_bth_pad(bth) + SROCE_ICRC_LEN);
 	if (len < 0 || (len && !(info->flags & SROCE_OPF_PAYLOAD)))
@@ -245,13 +243,15 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 		ibdev_warn_ratelimited(&sdev->ibdev,
 				       "bad ICRC %08x (expected %08x): %s over %s, %u bytes, dropped\n",
 				       le32_to_cpu(icrc), want, info->name,
-				       ipv6 ? "IPv6" : "IPv4", skb->len);
+				       skb->protocol == htons(ETH_P_IBOE) ?
+				       "RoCE v1" : ipv6 ? "IPv6" : "IPv4",
+				       skb->len);
 		goto drop;
 	}
 
 	sroce_rx(sdev, skb, ipv6, bth, info, len);
 	consume_skb(skb);
-	return 0;
+	return;
 
 bad_header:
 	/* The BTH may be cut short: what it says is not reported. */
@@ -259,8 +259,81 @@ bad_header:
 		      SROCE_TRACE_NONE);
 drop:
 	kfree_skb(skb);
+}
+
+/*
+ * The UDP encapsulation hook: every datagram to port 4791 of the namespace.
+ * Return 0: the packet is consumed, whatever becomes of it.
+ */
+static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
+{
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	struct sroce_dev *sdev;
+	int len;
+
+	sdev = sroce_rx_dev(sock_net(sk), skb, ipv6);
+	if (!sdev) {
+		kfree_skb(skb);
+		return 0;
+	}
+	/* From here on, offsets count from the UDP header. */
+	len = skb_transport_offset(skb);
+	if (len > 0)
+		__skb_pull(skb, len);
+	else if (len < 0)
+		__skb_push(skb, -len);
+	sroce_rx_packet(sdev, skb, ipv6);
 	return 0;
 }
+
+/*
+ * RoCE v1 frames (Ethertype 0x8915): a GRH, then the BTH. The receive path
+ * finds a packet's headers from the place of its UDP header: a RoCE v1
+ * packet is given the same shape, its data starting that many bytes
+ * before the BTH, in the tail of the GRH, which nothing on the path reads
+ * as UDP. The GRH is the network header, laid out as an IPv6 header, and
+ * the BTH the transport header.
+ */
+static int sroce_v1_recv(struct sk_buff *skb, struct net_device *ndev,
+			 struct packet_type *pt, struct net_device *orig_dev)
+{
+	struct sroce_dev *sdev;
+	const struct ipv6hdr *grh;
+	unsigned int plen;
+
+	sdev = sroce_dev_by_netdev(ndev);
+	if (!sdev || skb->pkt_type == PACKET_OTHERHOST)
+		goto drop;
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return NET_RX_DROP;
+	if (!pskb_may_pull(skb, sizeof(*grh)))
+		goto bad;
+	skb_reset_network_header(skb);
+	grh = ipv6_hdr(skb);
+	plen = ntohs(grh->payload_len);
+	if (grh->version != 6 || grh->nexthdr != SROCE_GRH_NEXT_BTH ||
+	    plen > skb->len - sizeof(*grh) ||
+	    pskb_trim_rcsum(skb, sizeof(*grh) + plen))
+		goto bad;
+	skb_set_transport_header(skb, sizeof(*grh));
+	__skb_pull(skb, sizeof(*grh) - sizeof(struct udphdr));
+	sroce_rx_packet(sdev, skb, true);
+	return NET_RX_SUCCESS;
+
+bad:
+	sroce_stat_inc(sdev, SROCE_STAT_RX_PACKETS);
+	sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_HEADER, SROCE_TRACE_NONE,
+		      SROCE_TRACE_NONE);
+drop:
+	kfree_skb(skb);
+	return NET_RX_DROP;
+}
+
+static struct packet_type sroce_v1_ptype __read_mostly = {
+	.type = cpu_to_be16(ETH_P_IBOE),
+	.func = sroce_v1_recv,
+};
 
 /*
  * The socket joins no group itself; multicast datagrams to port 4791 are
@@ -401,10 +474,18 @@ static struct pernet_operations sroce_net_ops = {
 
 int sroce_net_init(void)
 {
-	return register_pernet_subsys(&sroce_net_ops);
+	int err;
+
+	err = register_pernet_subsys(&sroce_net_ops);
+	if (err)
+		return err;
+	dev_add_pack(&sroce_v1_ptype);
+	return 0;
 }
 
 void sroce_net_exit(void)
 {
+	/* Waits for the handlers in flight. */
+	dev_remove_pack(&sroce_v1_ptype);
 	unregister_pernet_subsys(&sroce_net_ops);
 }

@@ -594,6 +594,8 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 		wc.wc_flags |= SROCE_UWC_WITH_IMM;
 	}
 	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE,
+			    skb->protocol == htons(ETH_P_IBOE) ?
+			    RDMA_NETWORK_ROCE_V1 :
 			    ip_hdr(skb)->version == 4 ? RDMA_NETWORK_IPV4 :
 			    RDMA_NETWORK_IPV6);
 }

@@ -142,7 +142,9 @@ static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
 	if (err)
 		return err;
 
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	/* RoCE v2 and v1: the GID table has entries of both types. */
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE |
+				    RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	immutable->gid_tbl_len = attr.gid_tbl_len;
 	immutable->pkey_tbl_len = attr.pkey_tbl_len;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;

@@ -229,6 +229,27 @@ static u32 sroce_icrc_seed(void)
 	return crc32_le(~0U, masked_lrh, sizeof(masked_lrh));
 }
 
+/* The IPv6 header (or GRH) fields a router may change: masked to ones. */
+static void sroce_icrc_mask_ip6(struct ipv6hdr *ip6)
+{
+	/* Traffic class and flow label: all but the version nibble. */
+	ip6->priority = 0xf;
+	memset(ip6->flow_lbl, 0xff, sizeof(ip6->flow_lbl));
+	ip6->hop_limit = 0xff;
+}
+
+u32 sroce_icrc_hdr_grh(const void *grh)
+{
+	u8 buf[sizeof(struct ipv6hdr) + sizeof(struct sroce_bth)];
+	struct sroce_bth *bth = (struct sroce_bth *)(buf + sizeof(struct ipv6hdr));
+
+	memcpy(buf, grh, sizeof(buf));
+	sroce_icrc_mask_ip6((struct ipv6hdr *)buf);
+	bth->dqpn |= cpu_to_be32(~SROCE_QPN_MASK);
+	return crc32_le(sroce_icrc_seed(), buf, sizeof(buf));
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_hdr_grh);
+
 u32 sroce_icrc_hdr(const void *l3, bool ipv6)
 {
 	u8 buf[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
@@ -240,12 +261,7 @@ u32 sroce_icrc_hdr(const void *l3, bool ipv6)
 
 	memcpy(buf, l3, len);
 	if (ipv6) {
-		struct ipv6hdr *ip6 = (struct ipv6hdr *)buf;
-
-		/* Traffic class and flow label: all but the version nibble. */
-		ip6->priority = 0xf;
-		memset(ip6->flow_lbl, 0xff, sizeof(ip6->flow_lbl));
-		ip6->hop_limit = 0xff;
+		sroce_icrc_mask_ip6((struct ipv6hdr *)buf);
 	} else {
 		struct iphdr *ip4 = (struct iphdr *)buf;
 
@@ -276,3 +292,13 @@ __le32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len)
 	return sroce_icrc_final(crc);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_packet);
+
+__le32 sroce_icrc_packet_grh(const void *grh, size_t len)
+{
+	size_t hdrs = sizeof(struct ipv6hdr) + sizeof(struct sroce_bth);
+	u32 crc = sroce_icrc_hdr_grh(grh);
+
+	crc = sroce_icrc_update(crc, (const u8 *)grh + hdrs, len - hdrs);
+	return sroce_icrc_final(crc);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_packet_grh);

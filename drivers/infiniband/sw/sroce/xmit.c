@@ -16,6 +16,7 @@
 #include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <net/udp.h>
+#include <rdma/ib_cache.h>
 
 #include "ah.h"
 #include "finj.h"
@@ -193,6 +194,75 @@ static void sroce_push_ip6(struct sk_buff *skb, const struct sroce_av *av)
 	skb->protocol = htons(ETH_P_IPV6);
 }
 
+/*
+ * Count a packet leaving, its bytes from the BTH at @bth_off on (what
+ * PortXmitData counts), and hand it to fault injection; true: it took it.
+ */
+static bool sroce_pkt_leaves(struct sroce_qp *qp, struct sk_buff *skb,
+			     unsigned int bth_off)
+{
+	sroce_pkt_track(qp, skb);
+	sroce_stat_inc(qp->sdev, SROCE_STAT_TX_PACKETS);
+	sroce_stat_add(qp->sdev, SROCE_STAT_TX_BYTES, skb->len - bth_off);
+	return sroce_finj_tx(qp, skb);
+}
+
+/*
+ * RoCE v1: the GRH (an IPv6 header whose next header is the BTH) right
+ * behind an Ethernet header to the address the RDMA core resolved, on the
+ * netdev of the source GID. No IP routing: the path is one link.
+ */
+static int sroce_pkt_send_v1(struct sroce_qp *qp, const struct sroce_av *av,
+			     struct sk_buff *skb, __le32 *icrc)
+{
+	struct net_device *ndev;
+	struct ipv6hdr *grh;
+	int err;
+
+	skb_reset_transport_header(skb);
+	grh = skb_push(skb, sizeof(*grh));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(grh, av->tclass, htonl(av->flow_label));
+	grh->payload_len = htons(skb->len - sizeof(*grh));
+	grh->nexthdr = SROCE_GRH_NEXT_BTH;
+	grh->hop_limit = av->hop_limit;
+	grh->saddr = av->saddr;
+	grh->daddr = av->daddr;
+	*icrc = sroce_icrc_packet_grh(grh, skb->len - SROCE_ICRC_LEN);
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
+	if (IS_ERR(ndev) || !(ndev->flags & IFF_UP)) {
+		rcu_read_unlock();
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NO_ROUTE);
+		kfree_skb(skb);
+		return -ENETUNREACH;
+	}
+	skb->dev = ndev;
+	skb->protocol = htons(ETH_P_IBOE);
+	skb->ip_summed = CHECKSUM_NONE;
+	err = dev_hard_header(skb, ndev, ETH_P_IBOE, av->dmac, ndev->dev_addr,
+			      skb->len);
+	rcu_read_unlock();
+	if (err < 0) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NO_ROUTE);
+		kfree_skb(skb);
+		return -ENETUNREACH;
+	}
+	skb_reset_mac_header(skb);
+	if (sroce_pkt_leaves(qp, skb, skb_transport_offset(skb)))
+		return 0;
+	/* The netdev stays: the GID entry the AV holds keeps it. */
+	err = dev_queue_xmit(skb);
+	if (err < 0)
+		return err;
+	if (net_xmit_eval(err)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_QUEUE_FULL);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
 /**
  * sroce_pkt_send() - finish a packet and transmit it
  * @qp: the sending QP
@@ -219,6 +289,8 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	sroce_bth_pack((struct sroce_bth *)skb->data, &pkt->bth);
 	skb_put_zero(skb, pkt->bth.pad);
 	icrc = skb_put(skb, SROCE_ICRC_LEN);
+	if (av->v1)
+		return sroce_pkt_send_v1(qp, av, skb, icrc);
 
 	sroce_push_udp(skb, qp->src_port);
 	if (av->ipv6) {
@@ -240,12 +312,8 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
 	skb->ip_summed = CHECKSUM_NONE;
-	sroce_pkt_track(qp, skb);
-	sroce_stat_inc(qp->sdev, SROCE_STAT_TX_PACKETS);
-	sroce_stat_add(qp->sdev, SROCE_STAT_TX_BYTES,
-		       skb->len - skb_transport_offset(skb) -
-		       sizeof(struct udphdr));
-	if (sroce_finj_tx(qp, skb))
+	if (sroce_pkt_leaves(qp, skb, skb_transport_offset(skb) +
+			     sizeof(struct udphdr)))
 		return 0;
 
 	if (av->ipv6) {
