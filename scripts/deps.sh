@@ -19,8 +19,8 @@ pkgs=(
 	qperf iperf3 nvme-cli
 	# the sroce-dkms package (make deb) and its installation test
 	dkms dh-dkms debhelper dpkg-dev
-	# decoding the trace events in the observe scenario
-	linux-perf
+	# decoding the trace events and the captured frames (observe scenario)
+	linux-perf tshark
 )
 
 missing=()

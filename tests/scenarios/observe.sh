@@ -63,5 +63,32 @@ elif command -v perf >/dev/null; then
 else
 	skip "perf trace decodes sroce_rx_drop events" "no perf"
 fi
+# The wire as other tools see it: SENDs, WRITEs, READs and atomics over
+# IPv4 and IPv6 captured on h1's veth; roce_pcap.py checks each frame's
+# format and ICRC with its own code, and that tshark decodes the same.
+pcap=$(mktemp --suffix=.pcap) fields=$(mktemp)
+ip netns exec "$DP_CLI_NS" tcpdump --immediate-mode -Z root -i v1 -s 0 -U -w "$pcap" udp port 4791 2>/dev/null &
+capture=$!
+wait_until 10 test -s "$pcap"
+dp_pair "ibv_rc_pingpong -s 3000 -n 4 (IPv6 GID), captured" 120 \
+	ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 3000 -n 4 -c -- \
+	ibv_rc_pingpong -d @DEV@ -g @GID6@ -s 3000 -n 4 -c @SRV4@
+dp_perftest "captured: " ib_write_bw -n 5 -s 3000
+dp_perftest "captured: " ib_read_bw -n 5 -s 3000
+dp_perftest "captured: " ib_atomic_bw -n 5
+kill -INT "$capture" 2>/dev/null
+wait "$capture" 2>/dev/null
+if command -v tshark >/dev/null; then
+	tshark -r "$pcap" -Y infiniband -T fields -e infiniband.bth.opcode \
+		-e infiniband.bth.destqp -e infiniband.bth.psn \
+		-e infiniband.invariant.crc >"$fields" 2>/dev/null
+	dp_tap_tool wire 60 "$here/roce_pcap.py" "$pcap" --tshark "$fields" \
+		--expect SEND_FIRST,SEND_LAST,WRITE_FIRST,WRITE_LAST,READ_REQUEST,READ_RESPONSE_FIRST,READ_RESPONSE_LAST,FETCH_ADD,ATOMIC_ACKNOWLEDGE,ACKNOWLEDGE
+else
+	dp_tap_tool wire 60 "$here/roce_pcap.py" "$pcap" \
+		--expect SEND_FIRST,SEND_LAST,WRITE_FIRST,WRITE_LAST,READ_REQUEST,READ_RESPONSE_FIRST,READ_RESPONSE_LAST,FETCH_ADD,ATOMIC_ACKNOWLEDGE,ACKNOWLEDGE
+	skip "tshark decodes the frames" "no tshark"
+fi
+rm -f "$pcap" "$fields"
 diag "$(dp_stats "$DP_CLI_DEV")"
 done_testing
