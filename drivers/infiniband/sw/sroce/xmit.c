@@ -179,7 +179,9 @@ static void sroce_push_ip4(struct sk_buff *skb, const struct sroce_av *av)
 	skb->protocol = htons(ETH_P_IP);
 }
 
-static void sroce_push_ip6(struct sk_buff *skb, const struct sroce_av *av)
+/* An IPv6 header, or a RoCE v1 GRH, which has the same layout. */
+static void sroce_push_ip6(struct sk_buff *skb, const struct sroce_av *av,
+			   u8 nexthdr)
 {
 	struct ipv6hdr *ip6;
 
@@ -187,7 +189,7 @@ static void sroce_push_ip6(struct sk_buff *skb, const struct sroce_av *av)
 	skb_reset_network_header(skb);
 	ip6_flow_hdr(ip6, av->tclass, htonl(av->flow_label));
 	ip6->payload_len = htons(skb->len - sizeof(*ip6));
-	ip6->nexthdr = IPPROTO_UDP;
+	ip6->nexthdr = nexthdr;
 	ip6->hop_limit = av->hop_limit;
 	ip6->saddr = av->saddr;
 	ip6->daddr = av->daddr;
@@ -216,19 +218,11 @@ static int sroce_pkt_send_v1(struct sroce_qp *qp, const struct sroce_av *av,
 			     struct sk_buff *skb, __le32 *icrc)
 {
 	struct net_device *ndev;
-	struct ipv6hdr *grh;
 	int err;
 
 	skb_reset_transport_header(skb);
-	grh = skb_push(skb, sizeof(*grh));
-	skb_reset_network_header(skb);
-	ip6_flow_hdr(grh, av->tclass, htonl(av->flow_label));
-	grh->payload_len = htons(skb->len - sizeof(*grh));
-	grh->nexthdr = SROCE_GRH_NEXT_BTH;
-	grh->hop_limit = av->hop_limit;
-	grh->saddr = av->saddr;
-	grh->daddr = av->daddr;
-	*icrc = sroce_icrc_packet_grh(grh, skb->len - SROCE_ICRC_LEN);
+	sroce_push_ip6(skb, av, SROCE_GRH_NEXT_BTH);
+	*icrc = sroce_icrc_packet_grh(skb->data, skb->len - SROCE_ICRC_LEN);
 
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
@@ -294,7 +288,7 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 
 	sroce_push_udp(skb, qp->src_port);
 	if (av->ipv6) {
-		sroce_push_ip6(skb, av);
+		sroce_push_ip6(skb, av, IPPROTO_UDP);
 		dst = sroce_route6(qp, av, cache);
 	} else {
 		sroce_push_ip4(skb, av);
