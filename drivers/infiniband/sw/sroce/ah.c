@@ -43,6 +43,7 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	av->ipv6 = !ipv6_addr_v4mapped(&daddr);
 	av->hop_limit = grh->hop_limit ?: 64;
 	av->tclass = grh->traffic_class;
+	av->sl = rdma_ah_get_sl(attr);
 	av->flow_label = grh->flow_label & 0xfffff;
 	return 0;
 }

@@ -20,6 +20,8 @@ struct sroce_dev;
  * @ipv6: the path is IPv6
  * @hop_limit: IPv4 TTL or IPv6 hop limit
  * @tclass: IPv4 TOS or IPv6 traffic class
+ * @sl: service level; its low three bits are the 802.1p priority of the
+ *	packets (see sroce_ip_out())
  * @flow_label: IPv6 flow label
  */
 struct sroce_av {
@@ -29,6 +31,7 @@ struct sroce_av {
 	bool			ipv6;
 	u8			hop_limit;
 	u8			tclass;
+	u8			sl;
 	u32			flow_label;
 };
 

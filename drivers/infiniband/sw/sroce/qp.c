@@ -534,6 +534,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 		ah->type = RDMA_AH_ATTR_TYPE_ROCE;
 		rdma_ah_set_port_num(ah, 1);
+		rdma_ah_set_sl(ah, qp->av.sl);
 		rdma_ah_set_grh(ah, NULL, qp->av.flow_label,
 				qp->av.sgid_attr->index, qp->av.hop_limit,
 				qp->av.tclass);
