@@ -20,6 +20,7 @@
 #include <net/neighbour.h>
 #include <net/route.h>
 #include <net/udp.h>
+#include <rdma/ib_cache.h>
 
 #include "ah.h"
 #include "finj.h"
@@ -119,6 +120,25 @@ static struct dst_entry *sroce_route4(struct sroce_qp *qp,
 	return &rt->dst;
 }
 
+/*
+ * The netdev of the source GID: the link a link-local destination is on.
+ * A base device's GID table holds the link-local GIDs of its VLAN uppers
+ * too, and without it the route would take the first link whose table
+ * knows the prefix, untagged.
+ */
+static int sroce_av_ifindex(const struct sroce_av *av)
+{
+	struct net_device *ndev;
+	int ifindex = 0;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
+	if (!IS_ERR(ndev))
+		ifindex = ndev->ifindex;
+	rcu_read_unlock();
+	return ifindex;
+}
+
 static struct dst_entry *sroce_route6(struct sroce_qp *qp,
 				      const struct sroce_av *av, bool cache)
 {
@@ -135,6 +155,8 @@ static struct dst_entry *sroce_route6(struct sroce_qp *qp,
 		return ERR_PTR(-EAFNOSUPPORT);
 	if (ipv6_addr_is_multicast(&fl.daddr))
 		fl.flowi6_oif = qp->sdev->ndev->ifindex;
+	else if (ipv6_addr_type(&fl.daddr) & IPV6_ADDR_LINKLOCAL)
+		fl.flowi6_oif = sroce_av_ifindex(av);
 	if (cache) {
 		dst = dst_cache_get_ip6(&qp->dst_cache, &fl.saddr);
 		if (dst)
