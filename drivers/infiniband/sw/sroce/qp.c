@@ -654,7 +654,7 @@ static void sroce_flush_cqe(struct sroce_qp *qp, struct sroce_cq *cq,
 		.qp_num = qp->ibqp.qp_num,
 	};
 
-	sroce_cq_post(cq, &wc, true, 0);
+	sroce_cq_post(cq, &wc, true, NULL);
 }
 
 /**
