@@ -48,6 +48,7 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 		ether_addr_copy(av->dmac, attr->roce.dmac);
 	av->hop_limit = grh->hop_limit ?: 64;
 	av->tclass = grh->traffic_class;
+	av->sl = rdma_ah_get_sl(attr);
 	av->flow_label = grh->flow_label & 0xfffff;
 	return 0;
 }

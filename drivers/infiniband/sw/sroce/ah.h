@@ -25,6 +25,8 @@ struct sroce_dev;
  *	resolved it)
  * @hop_limit: IPv4 TTL or IPv6 hop limit
  * @tclass: IPv4 TOS or IPv6 traffic class
+ * @sl: service level; its low three bits are the 802.1p priority of the
+ *	packets (see sroce_ip_out())
  * @flow_label: IPv6 flow label
  */
 struct sroce_av {
@@ -36,6 +38,7 @@ struct sroce_av {
 	u8			dmac[ETH_ALEN];
 	u8			hop_limit;
 	u8			tclass;
+	u8			sl;
 	u32			flow_label;
 };
 

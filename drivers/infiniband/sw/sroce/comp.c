@@ -73,7 +73,7 @@ static void sroce_comp_post(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 		    wqe->wr.opcode == IB_UVERBS_WR_SEND_WITH_IMM)
 			wc.wc_flags = SROCE_UWC_WITH_IMM;
 	}
-	sroce_cq_post(qp->scq, &wc, false, 0);
+	sroce_cq_post(qp->scq, &wc, false, NULL);
 }
 
 /**

@@ -7,6 +7,8 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/if_vlan.h>
+#include <linux/ip.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "cq.h"
@@ -18,12 +20,17 @@
 
 /*
  * A slot: what user space reads, then, in a kernel consumer's CQ, the
- * RDMA_NETWORK_* type of a UD receive's GRH image (0 when none).
+ * RDMA_NETWORK_* type of a UD receive's GRH image (0 when none) and the
+ * VLAN ID the datagram came in on (SROCE_NO_VLAN when none).
  */
 struct sroce_cqe {
 	struct ib_uverbs_wc	uwc;
 	u8			net_type;
+	u16			vlan_id;
 };
+
+/* Not a VLAN ID: what the RDMA core's GID lookup takes for "no VLAN". */
+#define SROCE_NO_VLAN	0xffff
 
 static int sroce_cq_check_size(int cqe)
 {
@@ -168,8 +175,9 @@ static void sroce_cq_overflow(struct sroce_cq *cq, const struct ib_uverbs_wc *wc
  * @cq: the CQ
  * @wc: the completion, in user-space encoding; qp_num identifies the QP
  * @solicited: the completion is for a solicited event
- * @net_type: for a UD receive, RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6,
- *	which kernel consumers need to read the GRH image; else 0
+ * @rx: for a UD receive, the datagram: kernel consumers need its IP
+ *	version to read the GRH image, and the RDMA core the VLAN it came in
+ *	on to find the local GID it was sent to; else NULL
  *
  * A full CQ never loses an unread entry: the new one is dropped and counted,
  * and the first overflow of the CQ is reported as an IB_EVENT_CQ_ERR.
@@ -178,7 +186,7 @@ static void sroce_cq_overflow(struct sroce_cq *cq, const struct ib_uverbs_wc *wc
  * Return: 0, or -EBUSY when the CQ overflowed.
  */
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
-		  bool solicited, u8 net_type)
+		  bool solicited, const struct sk_buff *rx)
 {
 	struct sroce_cqe *cqe;
 	unsigned long flags;
@@ -199,8 +207,21 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
 
 	cqe = sroce_queue_slot(&cq->q, cq->prod);
 	cqe->uwc = *wc;
-	if (!cq->is_user)
-		cqe->net_type = net_type;
+	if (!cq->is_user) {
+		cqe->net_type = 0;
+		cqe->vlan_id = SROCE_NO_VLAN;
+		if (rx) {
+			if (rx->protocol == htons(ETH_P_IBOE))
+				cqe->net_type = RDMA_NETWORK_ROCE_V1;
+			else if (ip_hdr(rx)->version == 4)
+				cqe->net_type = RDMA_NETWORK_IPV4;
+			else
+				cqe->net_type = RDMA_NETWORK_IPV6;
+			/* sroce_udp_recv() noted the VLAN in the tag. */
+			if (skb_vlan_tag_present(rx))
+				cqe->vlan_id = skb_vlan_tag_get_id(rx);
+		}
+	}
 	cq->prod = next;
 	sroce_queue_store_producer(&cq->q, next);
 
@@ -241,6 +262,10 @@ static void sroce_cqe_to_wc(struct sroce_dev *sdev, const struct sroce_cqe *cqe,
 	if (cqe->net_type) {
 		wc->network_hdr_type = cqe->net_type;
 		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+	}
+	if (cqe->vlan_id != SROCE_NO_VLAN) {
+		wc->vlan_id = cqe->vlan_id;
+		wc->wc_flags |= IB_WC_WITH_VLAN;
 	}
 	qp = sroce_qp_lookup(sdev, uwc->qp_num);
 	if (qp) {

@@ -11,6 +11,8 @@
 #include "compat.h"
 #include "queue.h"
 
+struct sk_buff;
+
 /*
  * The wc_flags of the CQEs user space reads: libibverbs' values, which are
  * not all the kernel's IB_WC_* ones.
@@ -56,6 +58,6 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
-		  bool solicited, u8 net_type);
+		  bool solicited, const struct sk_buff *rx);
 
 #endif /* _SROCE_CQ_H */

@@ -196,18 +196,11 @@ static void sroce_finj_out(struct sroce_finj *fi, struct sk_buff *skb)
 	struct net *net = fi->sdev->net;
 
 	memset(skb->cb, 0, sizeof(skb->cb));
-	if (skb->protocol == htons(ETH_P_IBOE)) {
-		/* RoCE v1: framed for its netdev already. */
+	/* RoCE v1 frames are framed for their netdev already. */
+	if (skb->protocol == htons(ETH_P_IBOE))
 		dev_queue_xmit(skb);
-	} else if (skb->protocol == htons(ETH_P_IPV6)) {
-		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
-
-		udp6_set_csum(false, skb, &ip6->saddr, &ip6->daddr,
-			      skb->len - sizeof(*ip6));
-		ip6_local_out(net, NULL, skb);
-	} else {
-		ip_local_out(net, NULL, skb);
-	}
+	else
+		sroce_ip_out(net, skb);
 }
 
 static void sroce_finj_duplicate(struct sroce_finj *fi, struct sk_buff *skb)

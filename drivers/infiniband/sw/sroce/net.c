@@ -11,6 +11,7 @@
 #include <net/net_namespace.h>
 #include <net/udp_tunnel.h>
 
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
@@ -208,6 +209,15 @@ static void sroce_rx_packet(struct sroce_dev *sdev, struct sk_buff *skb,
 	u32 want;
 	int len;
 
+	/*
+	 * The VLAN device took the tag off; put its VLAN ID back (the
+	 * priority is lost) for UD completions: the RDMA core finds the
+	 * local GID a datagram was sent to by address and VLAN, and a base
+	 * device holds its VLAN uppers' GIDs too.
+	 */
+	if (is_vlan_dev(skb->dev))
+		__vlan_hwaccel_put_tag(skb, vlan_dev_vlan_proto(skb->dev),
+				       vlan_dev_vlan_id(skb->dev));
 	sroce_stat_inc(sdev, SROCE_STAT_RX_PACKETS);
 	/* The IB packet, BTH to ICRC: what PortRcvData counts. */
 	if (skb->len > sizeof(struct udphdr))

@@ -534,6 +534,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 		ah->type = RDMA_AH_ATTR_TYPE_ROCE;
 		rdma_ah_set_port_num(ah, 1);
+		rdma_ah_set_sl(ah, qp->av.sl);
 		rdma_ah_set_grh(ah, NULL, qp->av.flow_label,
 				qp->av.sgid_attr->index, qp->av.hop_limit,
 				qp->av.tclass);
@@ -653,7 +654,7 @@ static void sroce_flush_cqe(struct sroce_qp *qp, struct sroce_cq *cq,
 		.qp_num = qp->ibqp.qp_num,
 	};
 
-	sroce_cq_post(cq, &wc, true, 0);
+	sroce_cq_post(cq, &wc, true, NULL);
 }
 
 /**

@@ -121,11 +121,11 @@ static void sroce_resp_refuse(struct sroce_qp *qp, u32 psn, u8 nak)
 }
 
 static int sroce_resp_complete(struct sroce_qp *qp, struct ib_uverbs_wc *wc,
-			       bool solicited, u8 net_type)
+			       bool solicited, const struct sk_buff *rx)
 {
 	wc->qp_num = qp->ibqp.qp_num;
 	wc->port_num = 1;
-	if (sroce_cq_post(qp->rcq, wc, solicited, net_type)) {
+	if (sroce_cq_post(qp->rcq, wc, solicited, rx)) {
 		/* An overflowed receive CQ fails the QP (IBTA C11-?). */
 		qp->resp.fatal = true;
 		queue_work(sroce_qp_wq, &qp->resp.work);
@@ -145,7 +145,7 @@ static void sroce_resp_complete_error(struct sroce_qp *qp,
 	if (!qp->resp.rwqe_valid)
 		return;
 	qp->resp.rwqe_valid = false;
-	sroce_resp_complete(qp, &wc, true, 0);
+	sroce_resp_complete(qp, &wc, true, NULL);
 }
 
 /**
@@ -281,7 +281,7 @@ static void sroce_resp_recv_done(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	qp->resp.rwqe_valid = false;
 	qp->resp.msn = (qp->resp.msn + 1) & SROCE_MSN_MASK;
-	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE, 0);
+	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE, NULL);
 }
 
 static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
@@ -553,7 +553,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	if (payload + SROCE_GRH_LEN > qp->resp.rwqe.length) {
 		qp->resp.rwqe_valid = false;
 		wc.status = IB_WC_LOC_LEN_ERR;
-		sroce_resp_complete(qp, &wc, true, 0);
+		sroce_resp_complete(qp, &wc, true, NULL);
 		return;
 	}
 
@@ -578,7 +578,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	qp->resp.rwqe_valid = false;
 	if (err) {
 		wc.status = IB_WC_LOC_PROT_ERR;
-		sroce_resp_complete(qp, &wc, true, 0);
+		sroce_resp_complete(qp, &wc, true, NULL);
 		return;
 	}
 
@@ -593,11 +593,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 		wc.ex.imm_data = imm->imm;
 		wc.wc_flags |= SROCE_UWC_WITH_IMM;
 	}
-	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE,
-			    skb->protocol == htons(ETH_P_IBOE) ?
-			    RDMA_NETWORK_ROCE_V1 :
-			    ip_hdr(skb)->version == 4 ? RDMA_NETWORK_IPV4 :
-			    RDMA_NETWORK_IPV6);
+	sroce_resp_complete(qp, &wc, bth->flags & SROCE_BTH_SE, skb);
 }
 
 static bool sroce_resp_state_ok(struct sroce_qp *qp)

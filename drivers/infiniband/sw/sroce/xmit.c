@@ -6,14 +6,18 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/if_arp.h>
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <net/dst.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
+#include <net/neighbour.h>
 #include <net/route.h>
 #include <net/udp.h>
 #include <rdma/ib_cache.h>
@@ -44,7 +48,9 @@ void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
 	const struct sroce_opcode_info *info = sroce_opcode_get(opcode);
 	struct net_device *ndev = qp->sdev->ndev;
 	unsigned int pad = (4 - (payload & 3)) & 3;
-	unsigned int headroom = LL_RESERVED_SPACE(ndev) + SROCE_L3_ROOM;
+	/* Room for an 802.1Q tag too: see sroce_vlan_out(). */
+	unsigned int headroom = LL_RESERVED_SPACE(ndev) + VLAN_HLEN +
+				SROCE_L3_ROOM;
 	struct sk_buff *skb;
 
 	/* Callers build only opcodes of the table; a miss is a driver bug. */
@@ -114,6 +120,25 @@ static struct dst_entry *sroce_route4(struct sroce_qp *qp,
 	return &rt->dst;
 }
 
+/*
+ * The netdev of the source GID: the link a link-local destination is on.
+ * A base device's GID table holds the link-local GIDs of its VLAN uppers
+ * too, and without it the route would take the first link whose table
+ * knows the prefix, untagged.
+ */
+static int sroce_av_ifindex(const struct sroce_av *av)
+{
+	struct net_device *ndev;
+	int ifindex = 0;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
+	if (!IS_ERR(ndev))
+		ifindex = ndev->ifindex;
+	rcu_read_unlock();
+	return ifindex;
+}
+
 static struct dst_entry *sroce_route6(struct sroce_qp *qp,
 				      const struct sroce_av *av, bool cache)
 {
@@ -130,6 +155,8 @@ static struct dst_entry *sroce_route6(struct sroce_qp *qp,
 		return ERR_PTR(-EAFNOSUPPORT);
 	if (ipv6_addr_is_multicast(&fl.daddr))
 		fl.flowi6_oif = qp->sdev->ndev->ifindex;
+	else if (ipv6_addr_type(&fl.daddr) & IPV6_ADDR_LINKLOCAL)
+		fl.flowi6_oif = sroce_av_ifindex(av);
 	if (cache) {
 		dst = dst_cache_get_ip6(&qp->dst_cache, &fl.saddr);
 		if (dst)
@@ -234,6 +261,8 @@ static int sroce_pkt_send_v1(struct sroce_qp *qp, const struct sroce_av *av,
 	}
 	skb->dev = ndev;
 	skb->protocol = htons(ETH_P_IBOE);
+	/* For the qdiscs; out of a VLAN device, its egress-qos-map applies. */
+	skb->priority = av->sl;
 	skb->ip_summed = CHECKSUM_NONE;
 	err = dev_hard_header(skb, ndev, ETH_P_IBOE, av->dmac, ndev->dev_addr,
 			      skb->len);
@@ -255,6 +284,104 @@ static int sroce_pkt_send_v1(struct sroce_qp *qp, const struct sroce_av *av,
 		return -ENOBUFS;
 	}
 	return 0;
+}
+
+/*
+ * The frame of a packet routed out of a VLAN device, tagged here rather than
+ * by the VLAN device.
+ *
+ * A RoCE NIC puts the service level of the address vector in the 802.1p
+ * priority of the tag (the RDMA CM chooses the SL from the ToS through the
+ * VLAN device's egress-qos-map for that reason). The VLAN device's own
+ * transmit would overwrite the priority with the one its egress-qos-map
+ * gives skb->priority, which is nothing by default. So once the route is
+ * known and the neighbour resolved, sroce writes the Ethernet header and
+ * the tag (VLAN ID of the device, priority the SL kept in skb->priority)
+ * and queues the frame on the VLAN device's real device, as the VLAN
+ * device would have. The IP output path after routing (netfilter's output
+ * hooks, the VLAN device's counters) does not see these frames, as it
+ * does not see a RoCE NIC's.
+ *
+ * Return: false when the frame cannot be tagged here and must go through
+ * the IP layer (not unicast, nested tags, a neighbour not resolved yet:
+ * the IP layer resolves it, and that frame takes the egress-qos-map's
+ * priority); true when the packet was consumed, and @ret is then what
+ * dev_queue_xmit() returned.
+ */
+static bool sroce_vlan_out(struct sk_buff *skb, bool ipv6, int *ret)
+{
+	struct dst_entry *dst = skb_dst(skb);
+	struct net_device *vdev = dst->dev, *real;
+	u8 ha[MAX_ADDR_LEN];
+	struct neighbour *n;
+	u16 tci;
+
+	if (!is_vlan_dev(vdev) || dst_xfrm(dst))
+		return false;
+	real = vlan_dev_real_dev(vdev);
+	if (is_vlan_dev(real) || real->type != ARPHRD_ETHER)
+		return false;
+	if (ipv6 ? ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr) :
+		   skb_rtable(skb)->rt_type != RTN_UNICAST)
+		return false;
+
+	n = dst_neigh_lookup_skb(dst, skb);
+	if (!n)
+		return false;
+	/* Also moves a stale entry on to be confirmed again. */
+	if (neigh_event_send(n, NULL)) {
+		neigh_release(n);
+		return false;
+	}
+	neigh_ha_snapshot(ha, n, vdev);
+	neigh_release(n);
+
+	if (skb_cow_head(skb, LL_RESERVED_SPACE(real) + VLAN_HLEN))
+		return false;
+	/* __ip_local_out() would have written the header checksum. */
+	if (!ipv6)
+		ip_send_check(ip_hdr(skb));
+	if (dev_hard_header(skb, real, ntohs(skb->protocol), ha,
+			    vdev->dev_addr, skb->len) < 0) {
+		kfree_skb(skb);
+		*ret = NET_XMIT_DROP;
+		return true;
+	}
+	skb->dev = real;
+	tci = vlan_dev_vlan_id(vdev) |
+	      ((skb->priority & 7) << VLAN_PRIO_SHIFT);
+	__vlan_hwaccel_put_tag(skb, vlan_dev_vlan_proto(vdev), tci);
+	*ret = dev_queue_xmit(skb);
+	return true;
+}
+
+/**
+ * sroce_ip_out() - transmit a finished, routed RoCEv2 packet
+ * @net: the namespace of the sending device
+ * @skb: the packet: IP header on, route set, skb->priority the SL
+ *
+ * Fills in the UDP checksum of IPv6, then hands the packet to the IP
+ * layer, or, out of a VLAN device, tags the frame itself (see
+ * sroce_vlan_out()).
+ *
+ * Context: any, with bottom halves disabled.
+ * Return: what ip_local_out() or dev_queue_xmit() returned.
+ */
+int sroce_ip_out(struct net *net, struct sk_buff *skb)
+{
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	int ret;
+
+	if (ipv6) {
+		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		udp6_set_csum(false, skb, &ip6->saddr, &ip6->daddr,
+			      skb->len - sizeof(*ip6));
+	}
+	if (sroce_vlan_out(skb, ipv6, &ret))
+		return ret;
+	return ipv6 ? ip6_local_out(net, NULL, skb) :
+		      ip_local_out(net, NULL, skb);
 }
 
 /**
@@ -306,17 +433,13 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
 	skb->ip_summed = CHECKSUM_NONE;
+	/* For the qdiscs, and the 802.1p priority of a VLAN's frames. */
+	skb->priority = av->sl;
 	if (sroce_pkt_leaves(qp, skb, skb_transport_offset(skb) +
 			     sizeof(struct udphdr)))
 		return 0;
 
-	if (av->ipv6) {
-		udp6_set_csum(false, skb, &av->saddr, &av->daddr, skb->len -
-			      sizeof(struct ipv6hdr));
-		err = ip6_local_out(qp->sdev->net, NULL, skb);
-	} else {
-		err = ip_local_out(qp->sdev->net, NULL, skb);
-	}
+	err = sroce_ip_out(qp->sdev->net, skb);
 	if (err < 0)
 		return err;
 	if (net_xmit_eval(err)) {

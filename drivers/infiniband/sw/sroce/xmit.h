@@ -11,6 +11,7 @@
 
 #include <sroce/wire.h>
 
+struct net;
 struct sroce_av;
 struct sroce_qp;
 
@@ -34,6 +35,7 @@ void *sroce_pkt_hdr(struct sroce_pkt *pkt, enum sroce_hdr hdr);
 int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 		   struct sroce_pkt *pkt, u32 dqpn);
 void sroce_pkt_free(struct sroce_pkt *pkt);
+int sroce_ip_out(struct net *net, struct sk_buff *skb);
 
 /**
  * sroce_skb_payload() - payload bytes of a received packet
