@@ -11,7 +11,8 @@
 # checked. A logout must take the target port off ib_srp's list: logging
 # in again must never be refused as "Already connected".
 #
-# Not in the regular runs yet: written, but no run of it has finished.
+# Not in the regular runs yet: on 6.1 the login over sroce works (LIO's
+# RAM disk appears as a SCSI LUN), but no run has got past that yet.
 #
 # topology: twovm
 # kernels: none
@@ -137,7 +138,8 @@ srp_login() {
 srp_logout() {
 	local ext=$1 p=${SRP_PORT[$1]} d=${SRP_DISK[$1]}
 	check "logout $p (initiator_ext $ext)" sh -c "echo 1 >/sys/class/srp_remote_ports/$p/delete"
-	check_wait "$p and /dev/$d gone" 60 sh -c "! [ -e /sys/class/srp_remote_ports/$p ] && ! [ -e /dev/$d ]"
+	check_wait "$p and /dev/${d:-(no disk)} gone" 60 sh -c \
+		"! [ -e /sys/class/srp_remote_ports/$p ] && ! [ -e '/dev/${d:-/nonexistent}' ]"
 	SRP_PORT[$ext]='' SRP_DISK[$ext]=''
 }
 
@@ -197,7 +199,9 @@ srp_round() {
 
 srp_initiator() {
 	local r f
-	check "modprobe ib_srp and dm-multipath" sh -c 'modprobe ib_srp && modprobe dm-multipath' ||
+	# No udev in the guest: the SCSI disk driver is loaded by hand.
+	check "modprobe ib_srp, sd_mod and dm-multipath" \
+		sh -c 'modprobe ib_srp && modprobe sd_mod && modprobe dm-multipath' ||
 		return 1
 	put srp-ini-gid "$(gid0_hex "$DP_CLI_DEV")"
 	barrier srp-up 300 || bail "the target did not come up"
