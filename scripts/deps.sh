@@ -17,6 +17,9 @@ pkgs=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils python3-pyverbs iproute2 ethtool tcpdump
 	qperf iperf3 nvme-cli
+	# kernel ULP scenarios: the NFS server's tools and mount.nfs (nfsrdma),
+	# device-mapper's dmsetup (srp)
+	nfs-kernel-server nfs-common dmsetup
 	# the sroce-dkms package (make deb) and its installation test
 	dkms dh-dkms debhelper dpkg-dev
 	# decoding the trace events and the captured frames (observe scenario)
@@ -42,3 +45,9 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q || true
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The NFS server and rpcbind are for the test guests, which start their
+# own: none of them runs on the host.
+if [ -d /run/systemd/system ]; then
+	systemctl disable --now nfs-server.service rpcbind.service rpcbind.socket \
+		>/dev/null 2>&1 || true
+fi
