@@ -17,6 +17,9 @@ pkgs=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils python3-pyverbs iproute2 ethtool tcpdump
 	qperf iperf3 nvme-cli
+	# applications over RDMA: fio's rdma engine, UCX (ucx_perftest, and
+	# the UCP headers tools/ucpcheck builds against)
+	fio ucx-utils libucx0 libucx-dev
 	# the sroce-dkms package (make deb) and its installation test
 	dkms dh-dkms debhelper dpkg-dev
 	# decoding the trace events in the observe scenario
