@@ -20,6 +20,10 @@ pkgs=(
 	# applications over RDMA: fio's rdma engine, UCX (ucx_perftest, and
 	# the UCP headers tools/ucpcheck builds against)
 	fio ucx-utils libucx0 libucx-dev
+	# Open MPI over UCX (mpirun, and mpicc for tools/mpicheck)
+	openmpi-bin libopenmpi-dev
+	# libfabric's fi_info and fi_pingpong
+	libfabric-bin
 	# the sroce-dkms package (make deb) and its installation test
 	dkms dh-dkms debhelper dpkg-dev
 	# decoding the trace events in the observe scenario
