@@ -20,6 +20,13 @@ pkgs=(
 	# kernel ULP scenarios: the NFS server's tools and mount.nfs (nfsrdma),
 	# device-mapper's dmsetup (srp)
 	nfs-kernel-server nfs-common dmsetup
+	# applications over RDMA: fio's rdma engine, UCX (ucx_perftest, and
+	# the UCP headers tools/ucpcheck builds against)
+	fio ucx-utils libucx0 libucx-dev
+	# Open MPI over UCX (mpirun, and mpicc for tools/mpicheck)
+	openmpi-bin libopenmpi-dev
+	# libfabric's fi_info and fi_pingpong
+	libfabric-bin
 	# the sroce-dkms package (make deb) and its installation test
 	dkms dh-dkms debhelper dpkg-dev
 	# decoding the trace events and the captured frames (observe scenario)

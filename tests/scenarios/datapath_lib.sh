@@ -85,7 +85,9 @@ _dp_n=0
 # dp_server_port SERVER_CMD...: how to see that the server is ready for
 # its client: the TCP port it listens on, for the tools that exchange
 # their parameters over TCP (rdma-core's examples, perftest: -p/--port,
-# default 18515; qperf -lp); "cm" for the servers that listen through the
+# default 18515; qperf -lp; ucx_perftest -p, default 13337;
+# sroce-ucpcheck -p, default 18530; fi_pingpong -B, default 47592, its -p
+# being the provider); "cm" for the servers that listen through the
 # RDMA CM (rping, ucmatose, udaddy, rdma_server); nothing for the others
 # (mckey joins a group and listens on nothing). perftest's -R server keeps
 # its TCP port here, which it never opens: the client then starts when the
@@ -93,9 +95,12 @@ _dp_n=0
 # a client on the other VM was once refused (invalid service ID) and the
 # server never got further, which is not explained yet.
 dp_server_port() {
-	local prog=${1##*/} port=
+	local prog=${1##*/} flag=-p port=
 	case $prog in
 	ibv_*_pingpong | ib_*_bw | ib_*_lat) port=18515 ;;
+	ucx_perftest) port=13337 ;;
+	sroce-ucpcheck) port=18530 ;;
+	fi_pingpong) port=47592 flag=-B ;;
 	rping | ucmatose | udaddy | rdma_server) echo cm; return 0 ;;
 	qperf) ;;
 	*) return 0 ;;
@@ -103,7 +108,7 @@ dp_server_port() {
 	shift
 	while [ $# -gt 0 ]; do
 		case $1 in
-		-p | --port | -lp) port=${2:-} ; shift ;;
+		"$flag" | --port | -lp) port=${2:-} ; shift ;;
 		--port=*) port=${1#--port=} ;;
 		esac
 		shift
