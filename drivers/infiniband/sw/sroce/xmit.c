@@ -237,6 +237,21 @@ static bool sroce_pkt_leaves(struct sroce_qp *qp, struct sk_buff *skb,
 }
 
 /*
+ * What sroce_pkt_send() returns for what the layer below returned: its
+ * errno, -ENOBUFS when the local queue dropped the packet, else 0.
+ */
+static int sroce_pkt_sent_status(struct sroce_qp *qp, int err)
+{
+	if (err < 0)
+		return err;
+	if (net_xmit_eval(err)) {
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_QUEUE_FULL);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+/*
  * RoCE v1: the GRH (an IPv6 header whose next header is the BTH) right
  * behind an Ethernet header to the address the RDMA core resolved, on the
  * netdev of the source GID. No IP routing: the path is one link.
@@ -276,14 +291,7 @@ static int sroce_pkt_send_v1(struct sroce_qp *qp, const struct sroce_av *av,
 	if (sroce_pkt_leaves(qp, skb, skb_transport_offset(skb)))
 		return 0;
 	/* The netdev stays: the GID entry the AV holds keeps it. */
-	err = dev_queue_xmit(skb);
-	if (err < 0)
-		return err;
-	if (net_xmit_eval(err)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_QUEUE_FULL);
-		return -ENOBUFS;
-	}
-	return 0;
+	return sroce_pkt_sent_status(qp, dev_queue_xmit(skb));
 }
 
 /*
@@ -439,12 +447,5 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 			     sizeof(struct udphdr)))
 		return 0;
 
-	err = sroce_ip_out(qp->sdev->net, skb);
-	if (err < 0)
-		return err;
-	if (net_xmit_eval(err)) {
-		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_QUEUE_FULL);
-		return -ENOBUFS;
-	}
-	return 0;
+	return sroce_pkt_sent_status(qp, sroce_ip_out(qp->sdev->net, skb));
 }
