@@ -106,7 +106,9 @@ attach() {
 cap_start() {
 	[ "$ROLE" = a ] || return 0
 	rm -f "$CAP.pcap" "$CAP.err"
-	tcpdump -i eth0 -nn -s 128 -w "$CAP.pcap" \
+	# Immediate mode: frames still in the capture buffer when tcpdump is
+	# stopped would be lost, and a short exchange may be all of them.
+	tcpdump --immediate-mode -i eth0 -nn -s 128 -w "$CAP.pcap" \
 		'udp port 4791 or (vlan and udp port 4791)' 2>"$CAP.err" &
 	CAP_PID=$!
 	wait_until 10 grep -q 'listening on' "$CAP.err" ||
