@@ -6,8 +6,8 @@ tap_lib.py) TAP output and payload patterns.
 
 Importing this module makes rdma-core's Python test suite importable as
 the package `tests` (tests.base, tests.utils, tests.test_odp...), from a
-private decompressed copy of /usr/share/doc/rdma-core/tests (Debian
-gzips some of its files), as the rdma_core_suite scenario does. The
+decompressed copy of /usr/share/doc/rdma-core/tests (Debian gzips some
+of its files) that the tools of one guest boot share. The
 package's __init__.py, which loads every test module for unittest, is
 left out. Without the suite the tool bails out (TAP "Bail out!").
 """
@@ -17,6 +17,7 @@ import atexit
 import gzip
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import types
@@ -34,28 +35,59 @@ def bail(why):
     sys.exit(2)
 
 
+def _copy_suite(suite, pkg):
+    """Decompress rdma-core's test suite into the new directory pkg."""
+    os.mkdir(pkg)
+    for name in os.listdir(suite):
+        src = os.path.join(suite, name)
+        if not os.path.isfile(src):
+            continue
+        if name.endswith(".gz"):
+            with gzip.open(src) as fin, \
+                    open(os.path.join(pkg, name[:-3]), "wb") as fout:
+                shutil.copyfileobj(fin, fout)
+        else:
+            shutil.copy(src, pkg)
+
+
+def _suite_copy(suite):
+    """The directory of a decompressed copy of the suite. One copy serves
+    every tool of a guest boot, so that Python compiles the suite's large
+    modules once rather than on every run (seconds each on a TCG guest):
+    it is made under a private name, then renamed into place; a copy that
+    is not this user's own directory is never used."""
+    cache = os.path.join(tempfile.gettempdir(),
+                         "sroce-rdma-core-tests.%d" % os.getuid())
+    pkg = os.path.join(cache, "tests")
+    try:
+        st = os.lstat(cache)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and \
+                not st.st_mode & 0o022 and os.path.isdir(pkg):
+            return pkg
+    except FileNotFoundError:
+        pass
+    top = tempfile.mkdtemp(prefix="sroce-rdma-core-tests.")
+    try:
+        _copy_suite(suite, os.path.join(top, "tests"))
+    except OSError as exc:
+        shutil.rmtree(top, True)
+        bail("cannot copy rdma-core's test suite: %s" % exc)
+    try:
+        os.rename(top, cache)
+        return pkg
+    except OSError:
+        # Another tool made it first, or a stranger's file is in the
+        # way: this run keeps its private copy.
+        atexit.register(shutil.rmtree, top, True)
+        return os.path.join(top, "tests")
+
+
 def _import_rdma_core_tests(suite=SUITE):
     if not os.path.isfile(os.path.join(suite, "base.py.gz")) and \
             not os.path.isfile(os.path.join(suite, "base.py")):
         bail("rdma-core's test suite is missing (%s: install "
              "python3-pyverbs)" % suite)
-    top = tempfile.mkdtemp(prefix="sroce-rdma-core-tests.")
-    atexit.register(shutil.rmtree, top, True)
-    pkg = os.path.join(top, "tests")
-    os.mkdir(pkg)
-    try:
-        for name in os.listdir(suite):
-            src = os.path.join(suite, name)
-            if not os.path.isfile(src):
-                continue
-            if name.endswith(".gz"):
-                with gzip.open(src) as fin, \
-                        open(os.path.join(pkg, name[:-3]), "wb") as fout:
-                    shutil.copyfileobj(fin, fout)
-            else:
-                shutil.copy(src, pkg)
-    except OSError as exc:
-        bail("cannot copy rdma-core's test suite: %s" % exc)
+    pkg = _suite_copy(suite)
     # base.py imports args_parser as a top-level module.
     sys.path.append(pkg)
     # The package without its __init__.py: that one imports every test
