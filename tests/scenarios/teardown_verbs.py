@@ -34,6 +34,8 @@ MSG = 3000
 ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
 # How long a completion may take while the devices are still there.
 POLL_LIMIT = 20.0
+# Seconds without a completion before asking whether the device is gone.
+PROBE_EVERY = 0.5
 # How long after the removal the fatal event may take to arrive.
 EVENT_LIMIT = 30
 
@@ -76,8 +78,12 @@ def connect(a, b, qpt):
 
 
 def completion(side, what):
-    end = time.monotonic() + POLL_LIMIT
-    while time.monotonic() < end:
+    """The next completion on side's CQ. Polling a removed device's CQ
+    finds nothing, without an error: while none comes, every PROBE_EVERY
+    seconds a query_device() asks whether the device is still there."""
+    now = time.monotonic()
+    end, probe = now + POLL_LIMIT, now + PROBE_EVERY
+    while now < end:
         try:
             n, wcs = side.cq.poll()
         except PyverbsError as exc:
@@ -87,6 +93,13 @@ def completion(side, what):
                 raise Gone("%s: completion status %d" % (what, wcs[0].status))
             return wcs[0]
         time.sleep(0.001)
+        now = time.monotonic()
+        if now >= probe:
+            probe = now + PROBE_EVERY
+            try:
+                side.ctx.query_device()
+            except PyverbsError as exc:
+                raise Gone("%s: device gone: %s" % (what, exc)) from exc
     raise Gone("%s: no completion within %d s" % (what, POLL_LIMIT))
 
 

@@ -337,17 +337,19 @@ vm_slots_free() {
 }
 
 # vm_topo_slots TOPO: the CPU slots a topology's boot takes: one per vCPU
-# of each of its VMs. TCG guests wait much of the time (a twovm pair of
-# one-vCPU guests averaged 1.1 host CPUs, a two-vCPU netns guest running
-# ringfuzz 0.8), but a pair beside another VM ran 1.6 to 2 times slower
-# than alone, which ate the gain: SROCE_VM_PACK=1 still packs them (one
-# slot per two vCPUs of a netns VM, a pair as many as one of its VMs has).
+# of each VM of a pair, one per two vCPUs of a netns VM. TCG guests wait
+# much of the time, but a pair's guests wait for each other, and a pair
+# beside another VM ran 1.6 to 2 times slower than alone when packed: a
+# pair keeps a slot per vCPU. A two-vCPU netns guest used 0.9 to 1.1 host
+# CPUs over its whole boot (the SMP scenarios: one process races another
+# on two vCPUs, then both wait), so it takes one slot. SROCE_VM_PACK=1
+# also packs pairs (as many slots as one of its VMs has vCPUs).
 vm_topo_slots() {
 	local n=${VM_SMP:-1}
-	if [ "${SROCE_VM_PACK:-0}" != 1 ]; then
-		[ "$1" = twovm ] && n=$((2 * n))
-	elif [ "$1" != twovm ]; then
+	if [ "$1" != twovm ]; then
 		n=$(((n + 1) / 2))
+	elif [ "${SROCE_VM_PACK:-0}" != 1 ]; then
+		n=$((2 * n))
 	fi
 	[ "$n" -le "$SROCE_VM_SLOTS" ] || n=$SROCE_VM_SLOTS
 	echo "$n"
