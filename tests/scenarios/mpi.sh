@@ -18,8 +18,9 @@
 # Open MPI 4.1 lets its UCX components run only on devices named like
 # mlx* unless told otherwise (opal_common_ucx_devices); sroce0 is not.
 #
-# Not in regular runs yet (SROCE_ALL_KERNELS=1 runs it): UCX's UD transport
-# between the guests fails (see the ucx scenario), and UCP wires up over it.
+# Not in regular runs yet (SROCE_ALL_KERNELS=1 runs it). It passed on
+# 6.1 and 6.12 (about 22 s each) once UCX's UD transport worked between
+# the guests (see the ucx scenario): UCP wires up over it.
 #
 # topology: twovm
 # kernels: none
@@ -52,12 +53,22 @@ if [ "$ROLE" = b ]; then
 	# Run what VM a's agent hands over: Open MPI's daemon for this VM.
 	if cmd=$(get mpi.cmd 100); then
 		log "+ from mpirun's agent: $cmd"
+		# The daemon is told the agent's path, which exists on VM a
+		# only, and ends (with a segmentation fault) when its own
+		# launcher does not find it there. It launches nothing
+		# itself: a stand-in that refuses is enough.
+		stub=$(sed -n 's/.*plm_rsh_agent "\([^"]*\)".*/\1/p' <<<"$cmd")
+		if [ -n "$stub" ] && [ ! -e "$stub" ]; then
+			printf '#!/bin/sh\nexit 1\n' >"$stub" && chmod +x "$stub"
+		else
+			stub=
+		fi
 		out=$(mktemp)
 		timeout 130 bash -c "$cmd" >"$out" 2>&1
 		rc=$?
 		cat "$out" >&2
 		put mpi.rc "$rc"
-		rm -f "$out"
+		rm -f "$out" ${stub:+"$stub"}
 		expect_eq "Open MPI's daemon on this VM exits 0" 0 "$rc"
 	else
 		not_ok "mpirun's agent handed a command over"

@@ -9,7 +9,8 @@
 # RC, UC and UD QPs receiving through one SRQ, WQEs taken in posting
 # order, the one-shot limit event, resizing with WQEs posted, refused
 # changes, a QP's error leaving the SRQ's WQEs alone, XRC refused; over the
-# IPv4 and the IPv6 GID. ibv_srq_pingpong runs in the pingpong scenarios.
+# IPv4 and the IPv6 GID; UD receives with the GRH image and the SL that
+# says its L3 header. ibv_srq_pingpong runs in the pingpong scenarios.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh

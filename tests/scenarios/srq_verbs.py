@@ -116,6 +116,29 @@ class SrqReceivers(RCResources):
             self.qp_count = len(self.qps)
 
 
+def grh_image_wrong(wc, image, gid):
+    """What is wrong with a UD receive's GRH flag, SL and GRH image (its
+    first 40 bytes) for a datagram from and to gid, or None. An IPv4
+    header fills the image's last 20 bytes, an IPv6 header all of it; the
+    SL says which (2 or 1, as ConnectX adapters report it), since UCX and
+    other consumers read the addresses by it."""
+    if not wc.wc_flags & e.IBV_WC_GRH:
+        return "no IBV_WC_GRH in the completion's flags"
+    if gid[:12] == bytes(10) + b"\xff\xff":
+        want_sl, version, addrs = 2, image[20] >> 4, image[32:40]
+        want_addrs = gid[12:] * 2
+    else:
+        want_sl, version, addrs = 1, image[0] >> 4, image[8:40]
+        want_addrs = gid * 2
+    if wc.sl != want_sl:
+        return "SL %d for an IPv%d datagram, expected %d" % (
+            wc.sl, 4 if want_sl == 2 else 6, want_sl)
+    if version != (4 if want_sl == 2 else 6) or addrs != want_addrs:
+        return "GRH image %s does not hold the datagram's IP header" % (
+            image.hex())
+    return None
+
+
 class Bench:
     """Three senders, one per kind, each rdma-core resources of its own,
     towards the receivers sharing the SRQ, all on one device; the WQEs
@@ -129,6 +152,9 @@ class Bench:
         for i, k in enumerate(KINDS):
             self.tx[k].pre_run(self.rx.psns[i:i + 1], self.rx.qps_num[i:i + 1])
         self.ah = u.get_global_ah(self.tx["ud"], gidx, 1)
+        # Sent from and to this GID: the 16 bytes of it.
+        self.gid = bytes.fromhex(
+            str(self.rx.ctx.query_gid(1, gidx)).replace(":", ""))
         self.srq = self.rx.srq
         self.next_slot = 0
         self.posted = []      # (wr_id, slot) in posting order
@@ -193,6 +219,11 @@ class Bench:
         if rwc.byte_len != size + grh:
             return "%s: byte_len %d, expected %d" % (kind, rwc.byte_len,
                                                      size + grh)
+        if kind == "ud":
+            why = grh_image_wrong(rwc, self.rx.mem_read(grh, slot * SLOT),
+                                  self.gid)
+            if why:
+                return "ud: %s" % why
         why = differs(self.rx.mem_read(size, slot * SLOT + grh), data)
         return why and "%s: %s" % (kind, why)
 
@@ -219,7 +250,8 @@ def test_shared(b):
             for i in range(4) for j, k in enumerate(("rc", "uc", "ud"))]
     why = b.transfers(plan)
     tap(why is None, "12 messages over RC, UC and UD land in one SRQ's WQEs"
-        " in posting order, payloads verified", why)
+        " in posting order, payloads verified (UD: GRH image and SL too)",
+        why)
 
 
 def test_limit(b):

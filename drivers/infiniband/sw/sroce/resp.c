@@ -37,6 +37,20 @@
 /* The GRH image at the start of a UD receive buffer. */
 #define SROCE_GRH_LEN		40
 
+/*
+ * What a UD receive completion's SL says about the GRH image in front of
+ * the payload: the L3 header the datagram came with. The verbs API has no
+ * other field for it in user space, and consumers need it to find the
+ * addresses in the image: an IPv4 header fills only its last 20 bytes.
+ * These are the values ConnectX adapters report there, which UCX relies
+ * on (it drops datagrams whose image does not name a local address, and
+ * read as IPv6 an IPv4 image never does). Kernel consumers get the
+ * network header type instead, and an SL of 0 (sroce_cqe_to_wc()).
+ */
+#define SROCE_WC_SL_GRH		0	/* RoCE v1: a GRH */
+#define SROCE_WC_SL_IPV6	1
+#define SROCE_WC_SL_IPV4	2
+
 /**
  * sroce_resp_send_ack() - send an ACK or a NAK as the QP's responder
  * @qp: the QP
@@ -535,6 +549,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	u32 psn = sroce_bth_psn(bth);
 	u8 grh[SROCE_GRH_LEN] = {};
 	struct ib_uverbs_wc wc = {};
+	u8 sl;
 	int err;
 
 	if (be32_to_cpu(deth->qkey) != qp->qkey) {
@@ -558,11 +573,15 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 
 	/* An IPv4 header sits in the last 20 bytes of the GRH image. */
-	if (ip_hdr(skb)->version == 4)
+	if (ip_hdr(skb)->version == 4) {
 		memcpy(grh + SROCE_GRH_LEN - sizeof(struct iphdr),
 		       skb_network_header(skb), sizeof(struct iphdr));
-	else
+		sl = SROCE_WC_SL_IPV4;
+	} else {
 		memcpy(grh, skb_network_header(skb), sizeof(struct ipv6hdr));
+		sl = skb->protocol == htons(ETH_P_IBOE) ? SROCE_WC_SL_GRH :
+							  SROCE_WC_SL_IPV6;
+	}
 	err = sroce_sge_scatter(qp->sdev, qp->ibqp.pd, qp->resp.rwqe.sge,
 				qp->resp.rwqe.num_sge, 0, grh, sizeof(grh),
 				&qp->resp.miss);
@@ -586,6 +605,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 	wc.byte_len = payload + SROCE_GRH_LEN;
 	wc.src_qp = sroce_deth_sqpn(deth);
 	wc.wc_flags = SROCE_UWC_GRH;
+	wc.sl = sl;
 	if (info->hdrs & BIT(SROCE_HDR_IMMDT)) {
 		const struct sroce_immdt *imm =
 			sroce_resp_hdr(skb, info, SROCE_HDR_IMMDT);
