@@ -18,12 +18,12 @@
 # Open MPI 4.1 lets its UCX components run only on devices named like
 # mlx* unless told otherwise (opal_common_ucx_devices); sroce0 is not.
 #
-# Not in regular runs yet (SROCE_ALL_KERNELS=1 runs it). It passed on
-# 6.1 and 6.12 (about 22 s each) once UCX's UD transport worked between
-# the guests (see the ucx scenario): UCP wires up over it.
+# UCP wires up over UCX's UD transport (see the ucx scenario), so this
+# needs sroce's UD receive completions to say in their SL which L3 header
+# the GRH image holds.
 #
 # topology: twovm
-# kernels: none
+# kernels: 6.1 6.12
 # timeout: 300
 # requires: sroce
 
