@@ -4,7 +4,7 @@
  * Control for Large-Scale RDMA Deployments", SIGCOMM 2015), the scheme RoCE
  * NICs implement.
  *
- * With the "ecn" parameter on, an RC QP's packets leave ECN-capable
+ * With the "ecn" parameter on (the default), an RC QP's packets leave ECN-capable
  * (ECT(0) in the IP header's ECN field, the DSCP bits kept). A queue on the
  * path that would drop one for congestion may mark it Congestion
  * Experienced (CE) instead.
@@ -68,12 +68,15 @@
 #define SROCE_CC_PKT_OVERHEAD	66
 /* How far behind the clock the next-send time may fall: a late timer. */
 #define SROCE_CC_SLACK_NS	(100 * NSEC_PER_USEC)
-/* Periods caught up at once; after that many, alpha is taken as 0. */
+/*
+ * Periods brought up to date at once; after that many without a CNP,
+ * alpha is taken as 0 and the rate as recovered.
+ */
 #define SROCE_CC_MAX_CATCHUP	1024
 
-static bool sroce_ecn;
+static bool sroce_ecn = true;
 module_param_named(ecn, sroce_ecn, bool, 0644);
-MODULE_PARM_DESC(ecn, "Send RC packets ECN-capable (ECT(0)) and let congestion marks slow the sender down (default: off)");
+MODULE_PARM_DESC(ecn, "Send RC packets ECN-capable (ECT(0)) and let congestion marks slow the sender down (default: on)");
 
 static unsigned int sroce_cnp_interval_us = 50;
 module_param_named(cnp_interval_us, sroce_cnp_interval_us, uint, 0644);
@@ -183,7 +186,7 @@ void sroce_cc_init(struct sroce_qp *qp)
 {
 	hrtimer_init(&qp->cc.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	qp->cc.timer.function = sroce_cc_timer;
-	atomic64_set(&qp->cc.cnp_time, 0);
+	atomic64_set(&qp->cc.last_cnp, 0);
 	sroce_cc_reset(qp);
 }
 
@@ -256,8 +259,11 @@ static void sroce_cc_catch_up(struct sroce_qp *qp, u64 now)
 		return;
 	n = div64_u64(now - cc->incr_time, period);
 	cc->incr_time += n * period;
-	/* Each stage halves the distance to a target that grows. */
-	n = min_t(u64, n, SROCE_CC_MAX_CATCHUP);
+	/* So long without a CNP (a third of a second by default): full speed. */
+	if (n >= SROCE_CC_MAX_CATCHUP) {
+		cc->limited = false;
+		return;
+	}
 	while (n-- && cc->limited) {
 		cc->t_stage++;
 		sroce_cc_increase(qp);
@@ -275,6 +281,7 @@ static void sroce_cc_catch_up(struct sroce_qp *qp, u64 now)
 bool sroce_cc_may_send(struct sroce_qp *qp)
 {
 	struct sroce_cc *cc = &qp->cc;
+	enum ib_qp_state state;
 	u64 now;
 
 	if (!cc->limited)
@@ -287,8 +294,12 @@ bool sroce_cc_may_send(struct sroce_qp *qp)
 		cc->next_send = now - SROCE_CC_SLACK_NS;
 	if (cc->next_send <= now)
 		return true;
-	/* A QP on its way out must not arm the timer after its last cancel. */
-	if (READ_ONCE(qp->state) == IB_QPS_RTS)
+	/*
+	 * A QP on its way out (RESET, under req.lock) must not arm the timer
+	 * after its last cancel; a draining one (SQD) still sends.
+	 */
+	state = READ_ONCE(qp->state);
+	if (state == IB_QPS_RTS || state == IB_QPS_SQD)
 		hrtimer_start(&cc->timer, ns_to_ktime(cc->next_send),
 			      HRTIMER_MODE_ABS);
 	return false;
@@ -389,13 +400,13 @@ void sroce_cc_congested(struct sroce_qp *qp)
 {
 	u64 interval = (u64)READ_ONCE(sroce_cnp_interval_us) * NSEC_PER_USEC;
 	u64 now = ktime_get_ns();
-	s64 last = atomic64_read(&qp->cc.cnp_time);
+	s64 last = atomic64_read(&qp->cc.last_cnp);
 	enum ib_qp_state state;
 
 	if (last && now - (u64)last < interval)
 		return;
 	/* Of receivers on several CPUs at once, one sends it. */
-	if (atomic64_cmpxchg(&qp->cc.cnp_time, last, now) != last)
+	if (atomic64_cmpxchg(&qp->cc.last_cnp, last, now) != last)
 		return;
 	spin_lock(&qp->resp.lock);
 	state = READ_ONCE(qp->state);

@@ -27,9 +27,9 @@ struct sroce_qp;
  * @b_stage: byte stages since the last CNP
  * @next_send: the earliest time the next request packet may go, ns
  * @timer: wakes the requester at @next_send
- * @cnp_time: when the last CNP left for this QP's peer, ns
+ * @last_cnp: when the last CNP left for this QP's peer, ns
  *
- * Every field but @cnp_time is under req.lock; @cnp_time is changed by
+ * Every field but @last_cnp is under req.lock; @last_cnp is changed by
  * cmpxchg, so that concurrent receivers send one CNP between them.
  */
 struct sroce_cc {
@@ -44,7 +44,7 @@ struct sroce_cc {
 	u32		b_stage;
 	u64		next_send;
 	struct hrtimer	timer;
-	atomic64_t	cnp_time;
+	atomic64_t	last_cnp;
 };
 
 u8 sroce_cc_tclass(const struct sroce_qp *qp, u8 tclass);
