@@ -7,11 +7,11 @@
 #
 # ECN congestion control. Without a bottleneck (h1 <-> h2), ECN on marks
 # nothing and sends no CNP; the bandwidths with it off and on are printed.
-# Then a router namespace between ec and es with a bottleneck on its
-# egress toward es (HTB at $BOTTLENECK, RED under it that marks ECN-capable
-# packets and drops the others): two ib_write_bw flows share it, once with
-# the ecn parameter off (RED drops) and once on (RED marks, the receiver
-# sends CNPs, the senders slow down). With ECN on, packets must be marked,
+# Then a router namespace between ec and es with a bottleneck for RoCEv2
+# on its egress toward es (HTB at $BOTTLENECK, RED under it that marks
+# ECN-capable packets and drops the others): two ib_write_bw flows share
+# it, once with the ecn parameter off (RED drops) and once on (RED marks,
+# the receiver sends CNPs, the senders slow down). With ECN on, packets must be marked,
 # CNPs sent and handled, and the requesters must retransmit no more than
 # with ECN off; sroce-integrity then verifies data through the marking
 # bottleneck. Both runs' bandwidths, retransmissions and the qdisc's drops
@@ -132,13 +132,20 @@ router_up() {
 	printf '%s\n' "addr add $RC_IP/25 dev r0" "addr add $RS_IP/25 dev r1" \
 		"link set lo up" "link set r0 up" "link set r1 up" | ip -n er -batch - || return
 	ip netns exec er sysctl -qw net.ipv4.ip_forward=1 || return
-	# RED marks ECN-capable packets and drops the others, early, from
-	# an average queue of 15 KB up (all of them from 45 KB); the queue
-	# itself may hold 400 KB.
-	tc -n er qdisc add dev r1 root handle 1: htb default 1 &&
+	# RoCEv2 (UDP port 4791) goes through the bottleneck, where RED
+	# marks ECN-capable packets and drops the others, early, from an
+	# average queue of 15 KB up (all of them from 45 KB). The queue
+	# itself holds 800 KB, more than the two flows' windows (2 x 256
+	# packets): what DCQCN does not prevent is marked, not lost. The
+	# tools' TCP control connections go by: RED would drop their packets
+	# as readily.
+	tc -n er qdisc add dev r1 root handle 1: htb default 2 &&
 	tc -n er class add dev r1 parent 1: classid 1:1 htb rate "$BOTTLENECK" ceil "$BOTTLENECK" &&
-	tc -n er qdisc add dev r1 parent 1:1 handle 10: red limit 400000 min 15000 \
-		max 45000 avpkt 1100 burst 20 probability 0.1 bandwidth "$BOTTLENECK" ecn
+	tc -n er class add dev r1 parent 1: classid 1:2 htb rate 100mbit ceil 1gbit &&
+	tc -n er qdisc add dev r1 parent 1:1 handle 10: red limit 800000 min 15000 \
+		max 45000 avpkt 1100 burst 20 probability 0.1 bandwidth "$BOTTLENECK" ecn &&
+	tc -n er filter add dev r1 parent 1: protocol ip u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:1
 }
 check "router namespace with an ECN-marking bottleneck" router_up || bail "no router"
 check "sroceC on c0 in ec" ip netns exec ec rdma link add sroceC type sroce netdev c0 || bail "no sroceC"
@@ -203,5 +210,6 @@ integrity() {
 }
 h0=$(cnt sroceC cnp_handled)
 check "ECN on: sroce-integrity RC WRITE and SEND through the bottleneck" integrity
-diag "integrity run: $(grep -E 'passed, .* failed' /tmp/ecn.int.c); CNPs handled $(($(cnt sroceC cnp_handled) - h0))"
+diag "integrity run: $(grep -E 'passed, .* failed' /tmp/ecn.int.c); CNPs handled $(($(cnt sroceC cnp_handled) - h0))" \
+	"$(snap sroceC sroceS)" "$(tc -n er -s qdisc show dev r1 | grep -A3 '^qdisc red')"
 done_testing
