@@ -66,6 +66,10 @@ STAGE_COUNTER = {
 CLASSES = ("mutate-bth", "mutate-ext", "length", "truncate", "trailing",
            "psn", "replay", "qpn", "bad-icrc", "random")
 REPLAYABLE = (0x0c, 0x13, 0x14, 0x1c)
+# A RoCEv2 CNP (IBTA Annex A17.9): no opcode of the table, but sroce takes
+# it for an RC QP, from the QP's peer, and slows the QP down; anything
+# after the BTH is its reserved bytes.
+CNP = w.Opcode(0x81, "CNP", "RC", (), True)
 
 
 class LiveQP:
@@ -449,7 +453,7 @@ class Fuzzer:
         multicast QPN's groups) with its opcode."""
         if len(pkt) < w.BTH_LEN:
             return "header", None
-        op = w.OPCODES.get(pkt[0])
+        op = CNP if pkt[0] == CNP.code else w.OPCODES.get(pkt[0])
         if op is None:
             return "opcode", None
         if pkt[1] & 0x0f or len(pkt) < op.hdr_len:
@@ -485,6 +489,9 @@ class Fuzzer:
             return False
         if not qp.takes(op):
             return True
+        if op is CNP:
+            # The peer's CNP is taken, not dropped, whatever its PSN.
+            return False
         if qp.qpt != "RC" or qp.state not in CONNECTED:
             return False
         if op.resp and qp.state == "RTR":

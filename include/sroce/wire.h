@@ -205,6 +205,13 @@ enum sroce_opcode {
 	SROCE_OP_SEND_ONLY_INV		= 0x17,
 	SROCE_OP_FLUSH			= 0x1c,
 	SROCE_OP_ATOMIC_WRITE		= 0x1d,
+
+	/*
+	 * RoCEv2 Congestion Notification Packet (IBTA Annex A17.9): a BTH,
+	 * 16 reserved bytes and the ICRC, outside the opcode table since
+	 * no transport service carries it.
+	 */
+	SROCE_OP_CNP			= 0x81,
 };
 
 #define SROCE_OP_TRANSPORT_MASK	0xe0

@@ -18,6 +18,7 @@
 #include <net/ipv6.h>
 
 #include <sroce/wire.h>
+#include "cc.h"
 #include "comp.h"
 #include "finj.h"
 #include "mcast.h"
@@ -163,9 +164,38 @@ static bool sroce_rx_from_peer(struct sroce_qp *qp, struct sk_buff *skb,
 	return ipv6_addr_equal(&saddr, &qp->av.daddr);
 }
 
+/*
+ * A CNP (congestion notification) for one of the device's RC QPs, from its
+ * peer: it slows the QP's requester down. It passes the checks a response
+ * to the QP would.
+ */
+static void sroce_rx_cnp(struct sroce_dev *sdev, struct sk_buff *skb,
+			 bool ipv6, const struct sroce_bth *bth)
+{
+	u32 qpn = sroce_bth_qpn(bth), psn = sroce_bth_psn(bth);
+	struct sroce_qp *qp;
+
+	if (!sroce_rx_pkey_ok(bth)) {
+		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_PKEY, qpn, psn);
+		return;
+	}
+	qp = sroce_qp_lookup(sdev, qpn);
+	if (!qp) {
+		sroce_rx_drop(sdev, SROCE_STAT_RX_NO_QP, qpn, psn);
+		return;
+	}
+	if (qp->type != IB_QPT_RC)
+		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_OPCODE, qpn, psn);
+	else if (!sroce_rx_from_peer(qp, skb, ipv6))
+		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_SOURCE, qpn, psn);
+	else
+		sroce_cc_cnp_recv(qp);
+	sroce_qp_put(qp);
+}
+
 static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv6,
 		     const struct sroce_bth *bth,
-		     const struct sroce_opcode_info *info, u32 payload)
+		     const struct sroce_opcode_info *info, u32 payload, bool ce)
 {
 	u32 qpn = sroce_bth_qpn(bth), psn = sroce_bth_psn(bth);
 	struct sroce_qp *qp;
@@ -183,14 +213,18 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv6,
 		sroce_rx_drop(sdev, SROCE_STAT_RX_NO_QP, qpn, psn);
 		return;
 	}
-	if (!sroce_qp_takes(qp, info))
+	if (!sroce_qp_takes(qp, info)) {
 		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_OPCODE, qpn, psn);
-	else if (!sroce_rx_from_peer(qp, skb, ipv6))
+	} else if (!sroce_rx_from_peer(qp, skb, ipv6)) {
 		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_SOURCE, qpn, psn);
-	else if (info->flags & SROCE_OPF_RESP)
+	} else if (info->flags & SROCE_OPF_RESP) {
 		sroce_comp_recv(qp, skb, bth, info, payload);
-	else
+	} else {
 		sroce_resp_recv(qp, skb, bth, info, payload);
+		/* The requester of a marked request is told to slow down. */
+		if (ce && qp->type == IB_QPT_RC)
+			sroce_cc_congested(qp);
+	}
 	sroce_qp_put(qp);
 }
 
@@ -205,6 +239,8 @@ static void sroce_rx_packet(struct sroce_dev *sdev, struct sk_buff *skb,
 	unsigned int hlen = sizeof(struct udphdr) + sizeof(struct sroce_bth);
 	const struct sroce_opcode_info *info;
 	const struct sroce_bth *bth;
+	unsigned int hdr_len;
+	bool payload_ok, ce;
 	__le32 icrc;
 	u32 want;
 	int len;
@@ -233,18 +269,25 @@ static void sroce_rx_packet(struct sroce_dev *sdev, struct sk_buff *skb,
 		goto bad_header;
 	bth = (const struct sroce_bth *)(skb->data + sizeof(struct udphdr));
 	info = sroce_opcode_get(bth->opcode);
-	if (!info) {
+	if (info) {
+		hdr_len = info->hdr_len;
+		payload_ok = info->flags & SROCE_OPF_PAYLOAD;
+	} else if (bth->opcode == SROCE_OP_CNP) {
+		/* Its reserved bytes are not looked at: taken as payload. */
+		hdr_len = sizeof(struct sroce_bth);
+		payload_ok = true;
+	} else {
 		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_OPCODE, sroce_bth_qpn(bth),
 			      sroce_bth_psn(bth));
 		goto drop;
 	}
 	if ((bth->flags & SROCE_BTH_TVER_MASK) != SROCE_TVER ||
-	    !pskb_may_pull(skb, sizeof(struct udphdr) + info->hdr_len))
+	    !pskb_may_pull(skb, sizeof(struct udphdr) + hdr_len))
 		goto bad_header;
 	bth = (const struct sroce_bth *)(skb->data + sizeof(struct udphdr));
-	len = skb->len - (int)(sizeof(struct udphdr) + info->hdr_len +
+	len = skb->len - (int)(sizeof(struct udphdr) + hdr_len +
 			       sroce_bth_pad(bth) + SROCE_ICRC_LEN);
-	if (len < 0 || (len && !(info->flags & SROCE_OPF_PAYLOAD)))
+	if (len < 0 || (len && !payload_ok))
 		goto bad_header;
 	want = sroce_icrc_check(skb, ipv6, &icrc);
 	if (want) {
@@ -252,14 +295,21 @@ static void sroce_rx_packet(struct sroce_dev *sdev, struct sk_buff *skb,
 			      sroce_bth_psn(bth));
 		ibdev_warn_ratelimited(&sdev->ibdev,
 				       "bad ICRC %08x (expected %08x): %s over %s, %u bytes, dropped\n",
-				       le32_to_cpu(icrc), want, info->name,
+				       le32_to_cpu(icrc), want,
+				       info ? info->name : "CNP",
 				       skb->protocol == htons(ETH_P_IBOE) ?
 				       "RoCE v1" : ipv6 ? "IPv6" : "IPv4",
 				       skb->len);
 		goto drop;
 	}
 
-	sroce_rx(sdev, skb, ipv6, bth, info, len);
+	ce = sroce_cc_rx_ce(skb, ipv6);
+	if (ce)
+		sroce_stat_inc(sdev, SROCE_STAT_ECN_MARKED);
+	if (info)
+		sroce_rx(sdev, skb, ipv6, bth, info, len, ce);
+	else
+		sroce_rx_cnp(sdev, skb, ipv6, bth);
 	consume_skb(skb);
 	return;
 

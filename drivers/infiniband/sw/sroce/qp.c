@@ -162,6 +162,7 @@ static void sroce_qp_init_state(struct sroce_qp *qp)
 	timer_setup(&qp->comp.rnr_timer, sroce_rnr_timer, 0);
 	INIT_WORK(&qp->resp.work, sroce_resp_work);
 	INIT_WORK(&qp->req.work, sroce_req_work);
+	sroce_cc_init(qp);
 	skb_queue_head_init(&qp->resp.backlog);
 	INIT_LIST_HEAD(&qp->tx.wait_entry);
 	qp->state = IB_QPS_RESET;
@@ -397,6 +398,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	qp->req.miss_rewind = false;
 	qp->req.nofault = false;
 	qp->req.pkts_since_ackreq = 0;
+	sroce_cc_reset(qp);
 	sroce_rto_reset(qp);
 	sroce_queue_store_consumer(&qp->req.sq, 0);
 	/* A kernel consumer's posts are gone with the rest. */
@@ -591,6 +593,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Timers and work check the state, so they do not re-arm now. */
 	del_timer_sync(&qp->comp.retrans_timer);
 	del_timer_sync(&qp->comp.rnr_timer);
+	sroce_cc_stop(qp);
 	cancel_work_sync(&qp->resp.work);
 	cancel_work_sync(&qp->req.work);
 

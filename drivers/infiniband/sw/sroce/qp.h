@@ -14,6 +14,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "ah.h"
+#include "cc.h"
 #include "comp.h"
 #include "req.h"
 #include "resp.h"
@@ -58,6 +59,7 @@ struct sroce_rwqe;
  * @rto: the retransmission timeout's state, see comp.h
  * @resp: the receive queue and the responder's state, see resp.h
  * @tx: the QP's packets in the queues below, see txflow.h
+ * @cc: ECN congestion control, see cc.h
  */
 struct sroce_qp {
 	struct ib_qp		ibqp;
@@ -93,6 +95,7 @@ struct sroce_qp {
 	struct sroce_rto	rto;
 	struct sroce_resp	resp;
 	struct sroce_txflow	tx;
+	struct sroce_cc		cc;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)

@@ -6,7 +6,9 @@
  * softirq of an ACK that opens the window. It stops at the end of the ring,
  * when the window of unacknowledged packets is full, when the READ/atomic
  * limit is reached, when a fence or local operation must wait, and after a
- * budget of packets (a work item then carries on).
+ * budget of packets (a work item then carries on). An RC QP also stops
+ * while ECN congestion control holds it below its rate (cc.c); a timer
+ * restarts it.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -14,6 +16,7 @@
 #include <sroce/transport.h>
 
 #include "ah.h"
+#include "cc.h"
 #include "comp.h"
 #include "finj.h"
 #include "limits.h"
@@ -627,7 +630,8 @@ static enum sroce_req_verdict sroce_req_begin(struct sroce_qp *qp,
 
 /*
  * Whether another packet may go now: the window, the budget of this run
- * (the work item takes over when it is spent) and the queues below.
+ * (the work item takes over when it is spent), an RC QP's rate and the
+ * queues below.
  */
 static bool sroce_req_may_send(struct sroce_qp *qp, unsigned int *budget)
 {
@@ -637,6 +641,8 @@ static bool sroce_req_may_send(struct sroce_qp *qp, unsigned int *budget)
 		queue_work(sroce_qp_wq, &qp->req.work);
 		return false;
 	}
+	if (qp->type == IB_QPT_RC && !sroce_cc_may_send(qp))
+		return false;
 	if (sroce_tx_throttled(qp, SROCE_TXW_REQ))
 		return false;
 	(*budget)--;
@@ -647,6 +653,7 @@ static bool sroce_req_may_send(struct sroce_qp *qp, unsigned int *budget)
 static enum sroce_req_verdict sroce_req_send(struct sroce_qp *qp,
 					     struct sroce_swqe *wqe, u32 idx)
 {
+	u32 sent = wqe->sent;
 	enum ib_wc_status status = sroce_req_step(qp, wqe);
 
 	if (status == IB_WC_GENERAL_ERR) {
@@ -661,6 +668,8 @@ static enum sroce_req_verdict sroce_req_send(struct sroce_qp *qp,
 		sroce_req_advance(qp, idx);
 		return SROCE_REQ_FAILED;
 	}
+	if (qp->type == IB_QPT_RC)
+		sroce_cc_sent(qp, wqe->sent - sent);
 	if (sroce_psn_diff(qp->req.psn, qp->req.sent_psn) > 0) {
 		qp->req.sent_psn = qp->req.psn;
 		if (qp->type == IB_QPT_RC)

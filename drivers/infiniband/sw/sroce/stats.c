@@ -52,6 +52,9 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_TX_BYTES].name = "tx_bytes",
 	[SROCE_STAT_RX_BYTES].name = "rx_bytes",
 	[SROCE_STAT_RX_BACKLOG_DISCARDED].name = "rx_backlog_discarded",
+	[SROCE_STAT_ECN_MARKED].name = "ecn_marked_packets",
+	[SROCE_STAT_CNP_SENT].name = "cnp_sent",
+	[SROCE_STAT_CNP_HANDLED].name = "cnp_handled",
 };
 
 /**

@@ -14,6 +14,7 @@
 #include <net/dst.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
+#include <net/inet_ecn.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
@@ -23,6 +24,7 @@
 #include <rdma/ib_cache.h>
 
 #include "ah.h"
+#include "cc.h"
 #include "finj.h"
 #include "qp.h"
 #include "sroce.h"
@@ -36,7 +38,7 @@
  * sroce_pkt_alloc() - start a packet
  * @qp: the QP sending it
  * @pkt: the packet to set up
- * @opcode: its opcode, one sroce speaks
+ * @opcode: its opcode, one sroce speaks or SROCE_OP_CNP
  * @payload: bytes of payload the caller will write
  *
  * Context: any; allocates atomically.
@@ -46,6 +48,7 @@ void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
 		      u32 payload)
 {
 	const struct sroce_opcode_info *info = sroce_opcode_get(opcode);
+	unsigned int hdr_len = sizeof(struct sroce_bth);
 	struct net_device *ndev = qp->sdev->ndev;
 	unsigned int pad = (4 - (payload & 3)) & 3;
 	/* Room for an 802.1Q tag too: see sroce_vlan_out(). */
@@ -53,15 +56,21 @@ void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
 				SROCE_L3_ROOM;
 	struct sk_buff *skb;
 
-	/* Callers build only opcodes of the table; a miss is a driver bug. */
-	if (WARN_ON_ONCE(!info))
-		return NULL;
-	skb = alloc_skb(headroom + info->hdr_len + payload + pad +
+	/*
+	 * Callers build only opcodes of the table, and CNPs (a BTH, the
+	 * rest their payload); a miss is a driver bug.
+	 */
+	if (opcode != SROCE_OP_CNP) {
+		if (WARN_ON_ONCE(!info))
+			return NULL;
+		hdr_len = info->hdr_len;
+	}
+	skb = alloc_skb(headroom + hdr_len + payload + pad +
 			SROCE_ICRC_LEN + ndev->needed_tailroom, GFP_ATOMIC);
 	if (unlikely(!skb))
 		return NULL;
 	skb_reserve(skb, headroom);
-	skb_put_zero(skb, info->hdr_len);
+	skb_put_zero(skb, hdr_len);
 
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->skb = skb;
@@ -186,7 +195,8 @@ static void sroce_push_udp(struct sk_buff *skb, u16 sport)
 	udp->check = 0;
 }
 
-static void sroce_push_ip4(struct sk_buff *skb, const struct sroce_av *av)
+static void sroce_push_ip4(struct sk_buff *skb, const struct sroce_av *av,
+			   u8 tclass)
 {
 	struct iphdr *ip;
 
@@ -194,7 +204,7 @@ static void sroce_push_ip4(struct sk_buff *skb, const struct sroce_av *av)
 	skb_reset_network_header(skb);
 	ip->version = 4;
 	ip->ihl = sizeof(*ip) >> 2;
-	ip->tos = av->tclass;
+	ip->tos = tclass;
 	ip->tot_len = htons(skb->len);
 	ip->id = 0;
 	ip->frag_off = htons(IP_DF);
@@ -208,13 +218,13 @@ static void sroce_push_ip4(struct sk_buff *skb, const struct sroce_av *av)
 
 /* An IPv6 header, or a RoCE v1 GRH, which has the same layout. */
 static void sroce_push_ip6(struct sk_buff *skb, const struct sroce_av *av,
-			   u8 nexthdr)
+			   u8 tclass, u8 nexthdr)
 {
 	struct ipv6hdr *ip6;
 
 	ip6 = skb_push(skb, sizeof(*ip6));
 	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6, av->tclass, htonl(av->flow_label));
+	ip6_flow_hdr(ip6, tclass, htonl(av->flow_label));
 	ip6->payload_len = htons(skb->len - sizeof(*ip6));
 	ip6->nexthdr = nexthdr;
 	ip6->hop_limit = av->hop_limit;
@@ -263,7 +273,7 @@ static int sroce_pkt_send_v1(struct sroce_qp *qp, const struct sroce_av *av,
 	int err;
 
 	skb_reset_transport_header(skb);
-	sroce_push_ip6(skb, av, SROCE_GRH_NEXT_BTH);
+	sroce_push_ip6(skb, av, av->tclass, SROCE_GRH_NEXT_BTH);
 	*icrc = sroce_icrc_packet_grh(skb->data, skb->len - SROCE_ICRC_LEN);
 
 	rcu_read_lock();
@@ -411,6 +421,7 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	bool cache = av == &qp->av;
 	struct dst_entry *dst;
 	__le32 *icrc;
+	u8 tclass;
 	int err;
 
 	pkt->skb = NULL;
@@ -422,11 +433,14 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 		return sroce_pkt_send_v1(qp, av, skb, icrc);
 
 	sroce_push_udp(skb, qp->src_port);
+	/* A CNP is not ECN-capable: it must not be marked for a CNP. */
+	tclass = pkt->bth.opcode == SROCE_OP_CNP ?
+		 av->tclass & ~INET_ECN_MASK : sroce_cc_tclass(qp, av->tclass);
 	if (av->ipv6) {
-		sroce_push_ip6(skb, av, IPPROTO_UDP);
+		sroce_push_ip6(skb, av, tclass, IPPROTO_UDP);
 		dst = sroce_route6(qp, av, cache);
 	} else {
-		sroce_push_ip4(skb, av);
+		sroce_push_ip4(skb, av, tclass);
 		dst = sroce_route4(qp, av, cache);
 	}
 	if (IS_ERR(dst)) {

@@ -1,0 +1,215 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: netns
+# kernels: 6.1 6.12
+# requires: sroce
+# timeout: 300
+#
+# ECN congestion control. Without a bottleneck (h1 <-> h2), ECN on marks
+# nothing and sends no CNP; the bandwidths with it off and on are printed.
+# Then a router namespace between ec and es with a bottleneck for RoCEv2
+# on its egress toward es (HTB at $BOTTLENECK, RED under it that marks
+# ECN-capable packets and drops the others): two ib_write_bw flows share
+# it, once with the ecn parameter off (RED drops) and once on (RED marks,
+# the receiver sends CNPs, the senders slow down). With ECN on, packets must be marked,
+# CNPs sent and handled, and the requesters must retransmit no more than
+# with ECN off; sroce-integrity then verifies data through the marking
+# bottleneck. Both runs' bandwidths, retransmissions and the qdisc's drops
+# and marks are printed: measured, never asserted on.
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=datapath_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+
+PARAMS=/sys/module/sroce/parameters
+BOTTLENECK=30mbit
+ITERS=64
+TOOL=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tools/bin/sroce-integrity
+C_IP=192.0.2.1 RC_IP=192.0.2.126 RS_IP=192.0.2.129 S_IP=192.0.2.130
+
+# cnt DEV NAME: one counter of DEV.
+cnt() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' |
+		awk -v k="$2" 'p { print; exit } $0 == k { p = 1 }'
+}
+
+# retrans DEV: the requester's go-backs: NAKs for a PSN sequence error
+# plus retransmission timeouts.
+retrans() {
+	echo $(($(cnt "$1" seq_nak_received) + $(cnt "$1" retransmit_timeouts)))
+}
+
+set_ecn() {
+	echo "$1" >"$PARAMS/ecn" && [ "$(cat "$PARAMS/ecn")" = "$2" ]
+}
+
+# bw_of FILE: perftest's average bandwidth (MB/s) from its report line.
+bw_of() {
+	awk '$1 == 65536 && NF >= 5 { print $4; exit }' "$1"
+}
+
+# flows NS_SRV NS_CLI SDEV SGID CDEV CGID SRV_IP N TAG: N ib_write_bw pairs
+# at once, each of ITERS 64 KiB writes; sets BW (one per flow) and
+# FLOWS_OK.
+flows() {
+	local ns_s=$1 ns_c=$2 sdev=$3 sgid=$4 cdev=$5 cgid=$6 ip=$7 n=$8 tag=$9
+	local i port spids=() cpids=() out rc
+	FLOWS_OK=1 BW=()
+	for ((i = 0; i < n; i++)); do
+		port=$((18700 + i))
+		ip netns exec "$ns_s" timeout $((60 * SROCE_SLOW)) ib_write_bw -d "$sdev" -x "$sgid" \
+			-p "$port" -s 65536 -n "$ITERS" >"/tmp/ecn.$tag.s$i" 2>&1 &
+		spids+=($!)
+	done
+	for ((i = 0; i < n; i++)); do
+		wait_until 30 dp_listening "${spids[i]}" $((18700 + i))
+	done
+	for ((i = 0; i < n; i++)); do
+		ip netns exec "$ns_c" timeout $((60 * SROCE_SLOW)) ib_write_bw -d "$cdev" -x "$cgid" \
+			-p $((18700 + i)) -s 65536 -n "$ITERS" "$ip" \
+			>"/tmp/ecn.$tag.c$i" 2>&1 &
+		cpids+=($!)
+	done
+	for ((i = 0; i < n; i++)); do
+		wait "${cpids[i]}"
+		rc=$?
+		wait "${spids[i]}" || rc=1
+		out=/tmp/ecn.$tag.c$i
+		cat "/tmp/ecn.$tag.s$i" "$out" >&2
+		BW+=("$(bw_of "$out")")
+		if [ "$rc" != 0 ] || [ -z "${BW[i]}" ]; then
+			FLOWS_OK=0
+			diag "flow $i ($tag) failed, exit status $rc:"
+			diag_file "$out" 20
+		fi
+	done
+}
+
+# snap DEV...: the counters that matter, "dev:name=value" words.
+snap() {
+	local d k
+	for d; do
+		for k in ecn_marked_packets cnp_sent cnp_handled seq_nak_received \
+			retransmit_timeouts rx_out_of_sequence; do
+			printf '%s:%s=%s ' "$d" "$k" "$(cnt "$d" "$k")"
+		done
+	done
+	echo
+}
+
+check "modprobe sroce" modprobe sroce || need_module sroce
+expect_eq "ecn is on by default" Y "$(cat "$PARAMS/ecn" 2>&1)"
+expect_eq "cnp_interval_us defaults to 50" 50 "$(cat "$PARAMS/cnp_interval_us" 2>&1)"
+
+# --- No bottleneck: ECN on must not change what happens. ---
+dp_setup
+check "ecn parameter off at run time" set_ecn 0 N
+flows h2 h1 "$DP_SRV_DEV" "$DP_SRV_GID4" "$DP_CLI_DEV" "$DP_CLI_GID4" "$NET4_B" 1 plain-off
+expect_eq "plain path, ECN off: ib_write_bw" 1 "$FLOWS_OK"
+bw_plain_off=${BW[0]}
+check "ecn parameter on at run time" set_ecn 1 Y
+flows h2 h1 "$DP_SRV_DEV" "$DP_SRV_GID4" "$DP_CLI_DEV" "$DP_CLI_GID4" "$NET4_B" 1 plain-on
+expect_eq "plain path, ECN on: ib_write_bw" 1 "$FLOWS_OK"
+bw_plain_on=${BW[0]}
+diag "no bottleneck: ib_write_bw 64 KiB x $ITERS: ECN off ${bw_plain_off:-?} MB/s, ECN on ${bw_plain_on:-?} MB/s"
+expect_eq "plain path: no packet marked CE" 0 \
+	"$(($(cnt "$DP_SRV_DEV" ecn_marked_packets) + $(cnt "$DP_CLI_DEV" ecn_marked_packets)))"
+expect_eq "plain path: no CNP sent" 0 \
+	"$(($(cnt "$DP_SRV_DEV" cnp_sent) + $(cnt "$DP_CLI_DEV" cnp_sent)))"
+expect_eq "plain path: no CNP handled" 0 \
+	"$(($(cnt "$DP_SRV_DEV" cnp_handled) + $(cnt "$DP_CLI_DEV" cnp_handled)))"
+
+# --- A router with a bottleneck toward es: 2 MiB a flow. ---
+ITERS=32
+router_up() {
+	ip netns add ec && ip netns add er && ip netns add es &&
+	ip link add c0 netns ec type veth peer name r0 netns er &&
+	ip link add s0 netns es type veth peer name r1 netns er || return
+	printf '%s\n' "addr add $C_IP/25 dev c0" "link set lo up" "link set c0 up" \
+		"route add default via $RC_IP" | ip -n ec -batch - || return
+	printf '%s\n' "addr add $S_IP/25 dev s0" "link set lo up" "link set s0 up" \
+		"route add default via $RS_IP" | ip -n es -batch - || return
+	printf '%s\n' "addr add $RC_IP/25 dev r0" "addr add $RS_IP/25 dev r1" \
+		"link set lo up" "link set r0 up" "link set r1 up" | ip -n er -batch - || return
+	ip netns exec er sysctl -qw net.ipv4.ip_forward=1 || return
+	# RoCEv2 (UDP port 4791) goes through the bottleneck, where RED
+	# marks ECN-capable packets and drops the others, early, from an
+	# average queue of 15 KB up (all of them from 45 KB). The queue
+	# itself holds 800 KB, more than the two flows' windows (2 x 256
+	# packets): what DCQCN does not prevent is marked, not lost. The
+	# tools' TCP control connections go by: RED would drop their packets
+	# as readily.
+	tc -n er qdisc add dev r1 root handle 1: htb default 2 &&
+	tc -n er class add dev r1 parent 1: classid 1:1 htb rate "$BOTTLENECK" ceil "$BOTTLENECK" &&
+	tc -n er class add dev r1 parent 1: classid 1:2 htb rate 100mbit ceil 1gbit &&
+	tc -n er qdisc add dev r1 parent 1:1 handle 10: red limit 800000 min 15000 \
+		max 45000 avpkt 1100 burst 20 probability 0.1 bandwidth "$BOTTLENECK" ecn &&
+	tc -n er filter add dev r1 parent 1: protocol ip u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:1
+}
+check "router namespace with an ECN-marking bottleneck" router_up || bail "no router"
+check "sroceC on c0 in ec" ip netns exec ec rdma link add sroceC type sroce netdev c0 || bail "no sroceC"
+check "sroceS on s0 in es" ip netns exec es rdma link add sroceS type sroce netdev s0 || bail "no sroceS"
+wait_until 30 port_is sroceC PORT_ACTIVE
+wait_until 30 port_is sroceS PORT_ACTIVE
+wait_until 30 gid_index sroceC "$(gid_v4 $C_IP)"
+wait_until 30 gid_index sroceS "$(gid_v4 $S_IP)"
+CG=$(gid_index sroceC "$(gid_v4 $C_IP)")
+SG=$(gid_index sroceS "$(gid_v4 $S_IP)")
+if [ -z "$CG" ] || [ -z "$SG" ]; then
+	bail "no GIDs on sroceC/sroceS"
+fi
+check "es is reachable through the router" ping_ok ec "$S_IP"
+
+# bottleneck_run TAG: two flows through the bottleneck; sets RT (client
+# retransmissions in the run), MARKED, CNPS, HANDLED and BWS.
+bottleneck_run() {
+	local rt0 m0 c0 h0
+	rt0=$(retrans sroceC) m0=$(cnt sroceS ecn_marked_packets)
+	c0=$(cnt sroceS cnp_sent) h0=$(cnt sroceC cnp_handled)
+	flows es ec sroceS "$SG" sroceC "$CG" "$S_IP" 2 "$1"
+	expect_eq "bottleneck, $1: both ib_write_bw flows complete" 1 "$FLOWS_OK"
+	RT=$(($(retrans sroceC) - rt0))
+	MARKED=$(($(cnt sroceS ecn_marked_packets) - m0))
+	CNPS=$(($(cnt sroceS cnp_sent) - c0))
+	HANDLED=$(($(cnt sroceC cnp_handled) - h0))
+	BWS="${BW[0]:-?} and ${BW[1]:-?} MB/s"
+	diag "bottleneck $BOTTLENECK, $1: flows $BWS; retransmissions $RT; marked $MARKED, CNPs sent $CNPS, handled $HANDLED" \
+		"$(tc -n er -s qdisc show dev r1 | grep -A3 '^qdisc red')"
+	snap sroceC sroceS >&2
+}
+
+check "ecn parameter off" set_ecn 0 N
+bottleneck_run "ECN off"
+rt_off=$RT
+expect_eq "ECN off: nothing marked" 0 "$MARKED"
+
+check "ecn parameter on" set_ecn 1 Y
+bottleneck_run "ECN on"
+rt_on=$RT
+expect_ne "ECN on: the receiver saw packets marked CE" 0 "$MARKED"
+expect_ne "ECN on: the receiver sent CNPs" 0 "$CNPS"
+expect_ne "ECN on: the sender handled CNPs" 0 "$HANDLED"
+if [ "$rt_on" -le "$rt_off" ]; then
+	ok "ECN on: retransmissions ($rt_on) no more than with ECN off ($rt_off)"
+else
+	not_ok "ECN on: retransmissions ($rt_on) no more than with ECN off ($rt_off)"
+fi
+
+# Data through the marking bottleneck, with the senders held back.
+integrity() {
+	ip netns exec es "$TOOL" -d sroceS -g "$SG" -p 18720 -t 120 -W 60 >/tmp/ecn.int.s 2>&1 &
+	local pid=$! rc
+	wait_until 30 dp_listening "$pid" 18720
+	ip netns exec ec "$TOOL" -d sroceC -g "$CG" -p 18720 -t 120 -W 60 \
+		-T rc_write,rc_send -q -b 2097152 "$S_IP" >/tmp/ecn.int.c 2>&1
+	rc=$?
+	wait "$pid" || rc=1
+	cat /tmp/ecn.int.s /tmp/ecn.int.c
+	return $rc
+}
+h0=$(cnt sroceC cnp_handled)
+check "ECN on: sroce-integrity RC WRITE and SEND through the bottleneck" integrity
+diag "integrity run: $(grep -E 'passed, .* failed' /tmp/ecn.int.c); CNPs handled $(($(cnt sroceC cnp_handled) - h0))" \
+	"$(snap sroceC sroceS)" "$(tc -n er -s qdisc show dev r1 | grep -A3 '^qdisc red')"
+done_testing
