@@ -123,7 +123,18 @@ cap_stop() {
 	kill -INT "$CAP_PID" 2>/dev/null
 	wait "$CAP_PID"
 	cat "$CAP.err" >&2
+	# The TOS or traffic class without its two ECN bits: RC packets carry
+	# ECT(0) while the ecn module parameter is on, and tcpdump prints the
+	# whole byte.
 	CAP_SUM=$(tcpdump -r "$CAP.pcap" -e -nn -v 2>/dev/null | awk '
+		function hexval(h,  i, v) {
+			v = 0
+			h = tolower(h)
+			sub(/^0x/, "", h)
+			for (i = 1; i <= length(h); i++)
+				v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+			return v
+		}
 		/^[0-9]/ {
 			tag = "untagged"
 			if (match($0, /vlan [0-9]+, p [0-9]+/)) {
@@ -134,7 +145,7 @@ cap_stop() {
 			if (match($0, /\((tos|class) 0x[0-9a-f]+/)) {
 				s = substr($0, RSTART, RLENGTH)
 				sub(/.* /, "", s)
-				tos = s
+				tos = sprintf("0x%x", hexval(s) - hexval(s) % 4)
 			}
 			print $2, tag, tos
 		}' | sort | uniq -c)
