@@ -475,6 +475,13 @@ static bool sroce_req_local_op(struct sroce_qp *qp, struct sroce_swqe *wqe,
 {
 	int err;
 
+	/*
+	 * Local operations before this one (a chain of REG_MRs) are done
+	 * but wait for a retirement that no acknowledgment may ever bring
+	 * when nothing is on the wire: retire them, or the tail would never
+	 * reach this one and the queue would stall.
+	 */
+	sroce_comp_retire(qp);
 	if (idx != qp->req.tail)
 		return false;
 	if (wqe->wr.opcode == IB_WR_REG_MR)
