@@ -237,33 +237,37 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->kbufs = kvcalloc(max_num_sg, sizeof(*mr->kbufs), GFP_KERNEL);
-	if (!mr->kbufs) {
-		kfree(mr);
-		return ERR_PTR(-ENOMEM);
+	mr->pbufs = kvcalloc(max_num_sg, sizeof(*mr->pbufs), GFP_KERNEL);
+	if (!mr->kbufs || !mr->pbufs) {
+		err = -ENOMEM;
+		goto err_free;
 	}
 	mr->max_bufs = max_num_sg;
 	err = sroce_mr_insert(sdev, mr, false);
-	if (err) {
-		kvfree(mr->kbufs);
-		kfree(mr);
-		return ERR_PTR(err);
-	}
+	if (err)
+		goto err_free;
 	return &mr->ibmr;
+
+err_free:
+	kvfree(mr->pbufs);
+	kvfree(mr->kbufs);
+	kfree(mr);
+	return ERR_PTR(err);
 }
 
 static int sroce_mr_set_page(struct ib_mr *ibmr, u64 addr)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 
-	if (mr->nbufs == mr->max_bufs)
+	if (mr->npbufs == mr->max_bufs)
 		return -ENOMEM;
-	mr->kbufs[mr->nbufs++] = addr;
+	mr->pbufs[mr->npbufs++] = addr;
 	return 0;
 }
 
 /**
- * sroce_map_mr_sg() - give a fast-registration region its pages
- * @ibmr: the region, not registered
+ * sroce_map_mr_sg() - give a fast-registration region its next pages
+ * @ibmr: the region, registered or not: its next IB_WR_REG_MR takes them
  * @sg: the DMA-mapped scatter list (kernel addresses: virtual DMA)
  * @sg_nents: its entries
  * @sg_offset: offset into the first entry
@@ -276,9 +280,7 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	struct sroce_mr *mr = to_smr(ibmr);
 	int n;
 
-	if (READ_ONCE(mr->valid))
-		return -EBUSY;
-	mr->nbufs = 0;
+	mr->npbufs = 0;
 	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_mr_set_page);
 	mr->map_fbo = ibmr->iova & (ibmr->page_size - 1);
 	return n;
@@ -309,6 +311,9 @@ int sroce_mr_fast_reg(struct ib_pd *pd, struct ib_mr *ibmr, u32 key,
 	mr->iova = ibmr->iova;
 	mr->length = ibmr->length;
 	mr->offset = mr->map_fbo;
+	mr->page_shift = ilog2(ibmr->page_size);
+	swap(mr->kbufs, mr->pbufs);
+	mr->nbufs = mr->npbufs;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	/* Pairs with sroce_mr_get(): the fields above before the flag. */
@@ -330,6 +335,7 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	else if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->kbufs);
+	kvfree(mr->pbufs);
 	kvfree(mr->pages);
 	/* A key lookup that found @mr before its removal may still read it. */
 	kfree_rcu(mr, rcu);
@@ -513,10 +519,11 @@ static void *sroce_mr_kaddr(struct sroce_mr *mr, u64 iova, u32 len,
 		*contig = len;
 		return (void *)(uintptr_t)iova;
 	}
-	shift = ilog2(mr->ibmr.page_size);
-	off = iova - mr->iova + mr->map_fbo;
-	in_buf = off & (mr->ibmr.page_size - 1);
-	*contig = min_t(u64, len, mr->ibmr.page_size - in_buf);
+	/* What the registration took: the next map_mr_sg() may change ibmr. */
+	shift = mr->page_shift;
+	off = iova - mr->iova + mr->offset;
+	in_buf = off & (BIT_ULL(shift) - 1);
+	*contig = min_t(u64, len, BIT_ULL(shift) - in_buf);
 	return (void *)(uintptr_t)(mr->kbufs[off >> shift] + in_buf);
 }
 

@@ -59,11 +59,18 @@ static inline u32 sroce_key_make(u32 index, u32 var)
  * @rcu: frees the region after the lookups that may have found it
  * @kernel_va: a DMA region of a kernel consumer: its addresses are kernel
  *	virtual addresses (the device uses virtual DMA), covering all memory
- * @kbufs: a fast-registration region's buffers: the kernel addresses of
- *	its pages of ibmr.page_size bytes, set by map_mr_sg
+ * @kbufs: a fast-registration region's buffers while it is registered:
+ *	the kernel addresses of its pages of 1 << @page_shift bytes
  * @nbufs: entries of @kbufs in use
- * @max_bufs: entries @kbufs has room for
- * @map_fbo: offset of the first mapped byte in the first buffer
+ * @page_shift: the size of the registered pages
+ * @pbufs: the buffers map_mr_sg() gave for the next registration, which
+ *	IB_WR_REG_MR swaps with @kbufs. Consumers map the next pages while
+ *	the region is still registered, its LOCAL_INV queued ahead of the
+ *	REG_MR (ib_srp, the kernel's rdma_rw contexts), so mapping must not
+ *	touch what the current registration uses.
+ * @npbufs: entries of @pbufs in use
+ * @max_bufs: entries @kbufs and @pbufs have room for
+ * @map_fbo: offset of the first mapped byte in the first of @pbufs
  * @bound_mws: memory windows bound to the region; it cannot be
  *	deregistered while there are any
  * @odp: @umem is an on-demand paging umem, not pinned (odp.c)
@@ -89,6 +96,9 @@ struct sroce_mr {
 	bool			kernel_va;
 	u64			*kbufs;
 	u32			nbufs;
+	u32			page_shift;
+	u64			*pbufs;
+	u32			npbufs;
 	u32			max_bufs;
 	u32			map_fbo;
 	atomic_t		bound_mws;
