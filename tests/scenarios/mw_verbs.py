@@ -16,7 +16,9 @@ against a model of what the traffic must have left. Then accesses past
 the window's end, with an address whose sum with the length passes 2^64,
 or (zero-based) at the region's addresses must fail with a remote access
 error and leave the region as it was. A zero-based type 1 window is
-refused, by ibv_bind_mw() and by a BIND_MW work request.
+refused, by ibv_bind_mw() and by a BIND_MW work request. Two BIND_MW
+work requests posted as one chain must both complete, each window then
+open to a READ: a local operation waits for the one before it to retire.
 
 With --lossy, on a link the scenario makes drop packets, ROUNDS rounds
 of a WRITE of the whole zero-based window, a READ of it, a fetch-and-add
@@ -339,6 +341,43 @@ def type1_zero_based(b):
     mw.close()
 
 
+def chained_binds(b):
+    """Two BIND_MW work requests in one post, nothing on the wire: the
+    second must not wait for a retirement only an acknowledgment would
+    have brought. Each window then takes a READ."""
+    b.pair()
+    mws = [MW(b.b.pd, e.IBV_MW_TYPE_2) for _ in range(2)]
+    wrs = []
+    for i, mw in enumerate(mws):
+        wr = SendWR(wr_id=10 + i, opcode=e.IBV_WR_BIND_MW,
+                    send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_bind_wr(mw, b.info(REMOTE))
+        wrs.append(wr)
+    wrs[0].next_wr = wrs[1]
+    b.qb.post_send(wrs[0])
+    why = None
+    for i in range(2):
+        wc = b.b.completion()
+        if wc is None:
+            why = "bind %d of 2: no completion" % (i + 1)
+        elif wc.wr_id != 10 + i or wc.status != e.IBV_WC_SUCCESS:
+            why = "bind %d of 2: wr_id %d, status %s" % (i + 1, wc.wr_id,
+                                                         wc.status)
+        if why:
+            break
+    base = b.b.mr.buf + OFF
+    for i, wr in enumerate(wrs):
+        if why:
+            break
+        status, got = b.read(wr.rkey, base, 8)
+        why = status_ok(status, "READ through window %d" % (i + 1)) or \
+            differs(got, bytes(b.model[OFF:OFF + 8]))
+    tap(not why, "two BIND_MW work requests posted as one chain both "
+        "complete, and each window takes a READ", why)
+    for mw in mws:
+        mw.close()
+
+
 def round_trip(b, w, i):
     """One lossy round through w: None or what went wrong."""
     data = pattern(100 + i, WLEN)
@@ -404,6 +443,7 @@ def main():
         errors(b, w)
         w.close()
     type1_zero_based(b)
+    chained_binds(b)
     return tap_done()
 
 
