@@ -14,7 +14,8 @@
 # the receiver sends CNPs, the senders slow down). With ECN on, packets must be marked,
 # CNPs sent and handled, and the requesters must retransmit no more than
 # with ECN off; sroce-integrity then verifies data through the marking
-# bottleneck. Both runs' bandwidths, retransmissions and the qdisc's drops
+# bottleneck. A capture behind the bottleneck shows the ECN field of the
+# frames and the CNPs on the wire. Both runs' bandwidths, retransmissions and the qdisc's drops
 # and marks are printed: measured, never asserted on.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -25,7 +26,7 @@ PARAMS=/sys/module/sroce/parameters
 BOTTLENECK=30mbit
 ITERS=64
 TOOL=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tools/bin/sroce-integrity
-C_IP=192.0.2.1 RC_IP=192.0.2.126 RS_IP=192.0.2.129 S_IP=192.0.2.130
+C_IP=198.19.2.1 RC_IP=198.19.2.126 RS_IP=198.19.2.129 S_IP=198.19.2.130
 
 # cnt DEV NAME: one counter of DEV.
 cnt() {
@@ -185,8 +186,19 @@ rt_off=$RT
 expect_eq "ECN off: nothing marked" 0 "$MARKED"
 
 check "ecn parameter on" set_ecn 1 Y
+# The wire behind the bottleneck, as es sees it: the senders' frames
+# ECN-capable, some marked CE by the router, and es's CNPs.
+pcap=$(mktemp --suffix=.pcap)
+ip netns exec es tcpdump --immediate-mode -Z root -i s0 -s 0 -U -w "$pcap" udp port 4791 2>/dev/null &
+capture=$!
+wait_until 10 test -s "$pcap"
 bottleneck_run "ECN on"
 rt_on=$RT
+kill -INT "$capture" 2>/dev/null
+wait "$capture" 2>/dev/null
+dp_tap_tool "ECN on, wire" 60 "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/roce_pcap.py" "$pcap" \
+	--ecn --expect CNP,WRITE_FIRST,ACKNOWLEDGE
+rm -f "$pcap"
 expect_ne "ECN on: the receiver saw packets marked CE" 0 "$MARKED"
 expect_ne "ECN on: the receiver sent CNPs" 0 "$CNPS"
 expect_ne "ECN on: the sender handled CNPs" 0 "$HANDLED"

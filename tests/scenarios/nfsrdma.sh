@@ -15,7 +15,7 @@
 # cover that.
 #
 # topology: twovm
-# kernels: 6.1
+# kernels: 6.1 6.12
 # timeout: 300
 # requires: sroce
 

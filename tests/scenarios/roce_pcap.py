@@ -5,7 +5,8 @@ and roce_v1.sh capture sroce's traffic with tcpdump and ask this tool
 whether every frame is what the IBTA's RoCE annexes say, whatever a
 dissector makes of it.
 
-  roce_pcap.py PCAP [--tshark FIELDS_FILE]
+  roce_pcap.py PCAP [--tshark FIELDS_FILE] [--expect OPS] [--kinds K]
+               [--ecn]
 
 For each Ethernet frame to or from UDP port 4791 (RoCEv2 over IPv4 or
 IPv6) or of Ethertype 0x8915 (RoCE v1: a GRH, then the BTH), the tool
@@ -15,7 +16,10 @@ header or GRH and of the UDP header, and the BTH's reserved byte, set to
 ones, 64 bits of ones in front for the absent LRH) and compares it with
 the frame's last four bytes. With --tshark, FIELDS_FILE holds tshark's decoding of the same
 capture (opcode, destination QP, PSN and invariant CRC per frame, tab
-separated), which must agree with the tool's frame for frame. Prints TAP.
+separated), which must agree with the tool's frame for frame. With --ecn,
+the ECN field of RoCEv2 frames: every RC frame ECN-capable (ECT(0), or CE
+where a queue marked it), some marked CE, and CNPs (opcode 0x81) present
+and not ECN-capable. Prints TAP.
 """
 
 import argparse
@@ -29,6 +33,8 @@ ROCE_PORT = 4791
 ETH_P_IBOE = 0x8915
 GRH_NEXT_BTH = 0x1b
 BTH_LEN = 12
+# The congestion notification packet's BTH opcode (Annex A17.9).
+OP_CNP = 0x81
 ICRC_LEN = 4
 # Opcode classes by their low five bits (RC, UC and UD share them).
 NAMES = {0x00: "SEND_FIRST", 0x01: "SEND_MIDDLE", 0x02: "SEND_LAST",
@@ -116,8 +122,13 @@ def parse(frame):
     if len(rest) < off + BTH_LEN + ICRC_LEN:
         return {"bad": "too short for a BTH and an ICRC"}
     bth = rest[off:off + BTH_LEN]
+    if kind == "v4":
+        ecn = ip[1] & 3
+    else:
+        ecn = (struct.unpack("!I", ip[:4])[0] >> 20) & 3
     return {
         "kind": kind,
+        "ecn": ecn,
         "opcode": bth[0],
         "pad": (bth[1] >> 4) & 3,
         "tver": bth[1] & 0xf,
@@ -128,6 +139,26 @@ def parse(frame):
         "icrc_shown": struct.unpack("!I", rest[-ICRC_LEN:])[0],
         "want": icrc(ip, rest, kind),
     }
+
+
+def opcode_name(opcode):
+    """An opcode's name: its class for RC, UC and UD, or CNP."""
+    if opcode == OP_CNP:
+        return "CNP"
+    return NAMES.get(opcode & 0x1f, "%#x" % opcode)
+
+
+def check_ecn(pkts):
+    """The ECN field of RC frames and of CNPs (RoCEv2 only)."""
+    rc = [p for p in pkts if p["opcode"] >> 5 == 0 and p["kind"] != "v1"]
+    by = {v: sum(p["ecn"] == v for p in rc) for v in range(4)}
+    tap(rc and not by[0] and not by[1],
+        "every RC frame ECN-capable: %d ECT(0), %d CE" % (by[2], by[3]),
+        "%d Not-ECT, %d ECT(1)" % (by[0], by[1]))
+    tap(by[3] > 0, "RC frames marked CE on the wire (%d)" % by[3])
+    cnps = [p for p in pkts if p["opcode"] == OP_CNP]
+    tap(cnps and all(p["ecn"] == 0 for p in cnps),
+        "CNPs on the wire (%d), none ECN-capable" % len(cnps))
 
 
 def check_tshark(pkts, path):
@@ -158,6 +189,9 @@ def main():
     ap.add_argument("--tshark", help="tshark's fields of the capture")
     ap.add_argument("--expect", default="",
                     help="comma-separated opcode names that must appear")
+    ap.add_argument("--ecn", action="store_true",
+                    help="RC frames must be ECN-capable, CNPs not, and "
+                    "some RC frames must be marked CE")
     ap.add_argument("--kinds", default="",
                     help="comma-separated framings (v4, v6, v1) that must "
                     "appear, and no other")
@@ -192,7 +226,9 @@ def main():
         have = {k for k, n in kinds.items() if n}
         tap(have == want, "framings seen: %s" % ", ".join(sorted(have)),
             "wanted %s" % ", ".join(sorted(want)))
-    seen = {NAMES.get(p["opcode"] & 0x1f, "%#x" % p["opcode"]) for p in pkts}
+    if args.ecn:
+        check_ecn(pkts)
+    seen = {opcode_name(p["opcode"]) for p in pkts}
     for name in filter(None, args.expect.split(",")):
         tap(name in seen, "%s frames seen" % name, "seen: %s" %
             ", ".join(sorted(seen)))
