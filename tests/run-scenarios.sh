@@ -185,6 +185,7 @@ trap 'echo "# interrupted" ; exit 130' INT TERM
 declare -A seen_begin seen_end
 kill_reason=
 boot_crashed=
+boot_hung=
 # Seconds the last boot waited for CPU slots before it started.
 boot_waited=0
 # Host CPU time (clock ticks) of each VM of the last boot, by role, and of
@@ -218,7 +219,13 @@ run_boot() {
 	local -a list=("$@") roles=(a)
 	local r name cur deadline now t0 ready_note="" last_end dead i
 	local grace=$((${SROCE_VM_GRACE:-90} * VM_SLOW)) between=$((120 * VM_SLOW)) boot_limit=$((200 * VM_SLOW))
-	declare -A ready=() done_r=()
+	# A booting kernel writes to its console every few seconds (at most
+	# 20 s apart on the debug kernel, beside busy guests). One that went
+	# silent before "ready" had hung in the emulator or in early boot,
+	# before sroce was loaded; run_group boots it once more.
+	local silent_limit=$((30 * VM_SLOW)) size
+	[ "$silent_limit" -ge 60 ] || silent_limit=60
+	declare -A ready=() done_r=() con_size=() con_at=()
 
 	[ "$topo" = twovm ] && roles=(a b)
 	# A group shares one vCPU count (run_kernel groups by it); vm_start
@@ -233,7 +240,7 @@ run_boot() {
 	for name in "${list[@]}"; do
 		echo "$name $(limit "$name") ${s_file[$name]}"
 	done >"$bootdir/scenarios"
-	seen_begin=() seen_end=() kill_reason= boot_crashed=
+	seen_begin=() seen_end=() kill_reason='' boot_crashed='' boot_hung=''
 	cpu_now=() cpu_begin=() cpu_end=()
 
 	# The sroce-dkms package installed into an overlay of the host's root,
@@ -290,6 +297,15 @@ run_boot() {
 				kill_reason="VM $r: kernel report while booting, before sroce was loaded"
 				boot_crashed=1
 			fi
+			if [ -z "${ready[$r]:-}" ] && [ -z "$kill_reason" ]; then
+				size=$(stat -c %s "$bootdir/console-$r.log" 2>/dev/null || echo 0)
+				if [ "$size" != "${con_size[$r]:-}" ]; then
+					con_size[$r]=$size con_at[$r]=$now
+				elif [ $((now - con_at[$r])) -gt "$silent_limit" ]; then
+					kill_reason="VM $r: console silent for ${silent_limit} s before ready"
+					boot_hung=1
+				fi
+			fi
 			cur=
 			last_end=
 			for name in "${list[@]}"; do
@@ -317,6 +333,7 @@ run_boot() {
 					kill_reason="VM $r: no progress for ${between} s after a scenario ended"
 			elif [ "$now" -gt $((t0 + boot_limit)) ]; then
 				kill_reason="VM $r: not ready ${boot_limit} s after boot"
+				boot_hung=1
 			fi
 		done
 		# A VM that exited without finishing its job crashed; its peer
@@ -558,10 +575,14 @@ run_group() {
 		# What the boot cost beyond its scenarios, for the planner.
 		[ -z "$kill_reason" ] && [ $started = 1 ] &&
 			echo "$k @boot-$topo $((SECONDS - t0 - scen_secs))" >>"$rundir/times"
-		if [ $started = 0 ] && [ -n "$boot_crashed" ] && [ $reboots = 0 ]; then
+		if [ $started = 0 ] && [ -n "$boot_crashed$boot_hung" ] && [ $reboots = 0 ]; then
 			reboots=1
 			note "$k: boot $boot_id: the kernel failed before any scenario ran; booting once more"
-			grep -h -m1 -E -A12 "$BOOT_REPORT_RE" "$bootdir"/console-*.log | sed 's/^/#   /'
+			if [ -n "$boot_crashed" ]; then
+				grep -h -m1 -E -A12 "$BOOT_REPORT_RE" "$bootdir"/console-*.log
+			else
+				tail -n 5 "$bootdir"/console-*.log
+			fi | sed 's/^/#   /'
 			continue
 		fi
 		if [ $started = 0 ]; then
