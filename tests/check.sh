@@ -106,8 +106,9 @@ run modules build_modules
 run tools make -s -C "$root/tools"
 
 # The sroce-dkms package, installed into an overlay of this machine's
-# root for the "dkms" scenario, beside the first guests: its boot waits
-# for it if it is not done by then (tests/package/dkms-root.sh).
+# root for the "dkms" scenario, beside the first guests: that scenario
+# runs last in its boot and waits for it if it is not done by then
+# (tests/package/dkms-root.sh), while the boot's other scenarios run.
 nice -n 5 "$root/tests/package/dkms-root.sh" "$root/out/package" \
 	>"$out/package.log" 2>&1 &
 

@@ -237,23 +237,40 @@ run_boot() {
 	# length); the guest exports them.
 	# shellcheck disable=SC2086 # words
 	printf '%s\n' ${SROCE_SCENARIO_ENV:-} >"$bootdir/env"
+	# The sroce-dkms package, installed into an overlay of the host's
+	# root, for the scenarios that need it: made once per package, then
+	# reused. It is made beside the boot (check.sh started it before the
+	# first guests), and those scenarios run last, each waiting for it.
+	local pkg_pid='' deb_last=()
+	rm -f "$bootdir/package.rc"
 	for name in "${list[@]}"; do
-		echo "$name $(limit "$name") ${s_file[$name]}"
+		[[ " ${s_requires[$name]} " == *" deb "* ]] || continue
+		if [ -z "$pkg_pid" ]; then
+			(
+				timeout 1800 "$SROCE_REPO/tests/package/dkms-root.sh" "$SROCE_REPO/out/package" \
+					>"$bootdir/package.log" 2>&1
+				echo $? >"$bootdir/package.rc"
+			) &
+			pkg_pid=$!
+		fi
+		deb_last+=("$name")
+	done
+	if [ ${#deb_last[@]} -gt 0 ]; then
+		local -a rest=()
+		for name in "${list[@]}"; do
+			[[ " ${deb_last[*]} " == *" $name "* ]] || rest+=("$name")
+		done
+		list=("${rest[@]}" "${deb_last[@]}")
+	fi
+	for name in "${list[@]}"; do
+		if [[ " ${deb_last[*]} " == *" $name "* ]]; then
+			echo "$name $(limit "$name") ${s_file[$name]} package.rc"
+		else
+			echo "$name $(limit "$name") ${s_file[$name]}"
+		fi
 	done >"$bootdir/scenarios"
 	seen_begin=() seen_end=() kill_reason='' boot_crashed='' boot_hung=''
 	cpu_now=() cpu_begin=() cpu_end=()
-
-	# The sroce-dkms package installed into an overlay of the host's root,
-	# for the scenarios that need it: made once per package, then reused.
-	for name in "${list[@]}"; do
-		[[ " ${s_requires[$name]} " == *" deb "* ]] || continue
-		if ! "$SROCE_REPO/tests/package/dkms-root.sh" "$SROCE_REPO/out/package" \
-			>"$bootdir/package.log" 2>&1; then
-			kill_reason="installing the sroce-dkms package into an overlay root failed: $(tail -n 3 "$bootdir/package.log")"
-			return
-		fi
-		break
-	done
 
 	# The boot's cost leaves out the wait for CPU slots (boot_waited).
 	t0=$SECONDS
@@ -323,6 +340,12 @@ run_boot() {
 				[ -n "${seen_end[$r/$name]:-}" ] && last_end=${seen_end[$r/$name]}
 			done
 			[ -n "${done_r[$r]:-}" ] && continue
+			# A ready guest may wait for the package (no deadline
+			# of ours: dkms-root.sh ends, and writes package.rc).
+			if [ -n "${ready[$r]:-}" ] && [ -n "$pkg_pid" ] && [ ! -e "$bootdir/package.rc" ]; then
+				[ -n "$last_end" ] && last_end=$now
+				[ -n "$cur" ] || continue
+			fi
 			if [ -n "$cur" ]; then
 				deadline=$((seen_begin[$r/$cur] + $(limit "$cur") + grace))
 				if [ "$now" -gt "$deadline" ]; then
@@ -363,6 +386,11 @@ run_boot() {
 	done
 	vm_kill
 	vm_unlock
+	if [ -n "$pkg_pid" ]; then
+		wait "$pkg_pid"
+		[ "$(cat "$bootdir/package.rc" 2>/dev/null)" = 0 ] ||
+			note "$VM_KNAME: installing the sroce-dkms package into an overlay root failed: $(tail -n 3 "$bootdir/package.log")"
+	fi
 	[ -n "$ready_note" ] && note "$VM_KNAME: $topo boot ready in${ready_note}, whole boot $((SECONDS - t0)) s"
 }
 

@@ -6,8 +6,10 @@
 # boot directory (9p tag "out", see tests/vm/vm.sh), stages the sroce
 # modules, then runs the job the host left there and powers off.
 #
-# Scenario job (BOOTDIR/scenarios, lines "NAME TIMEOUT PATH"): for each,
-# in the role's directory R = BOOTDIR/ROLE:
+# Scenario job (BOOTDIR/scenarios, lines "NAME TIMEOUT PATH [AWAIT]"): for
+# each, after the file BOOTDIR/AWAIT exists if one is named (what the host
+# prepares beside the boot, e.g. the sroce-dkms package), in the role's
+# directory R = BOOTDIR/ROLE:
 #   NAME.begin     the scenario started (the host times it from here)
 #   NAME.tap       its stdout, TAP
 #   NAME.log       its stderr, and the harness's own notes
@@ -350,9 +352,13 @@ main() {
 	if [ -f "$OUT/cmd.sh" ]; then
 		run_cmd
 	else
-		local name limit script
-		while read -r name limit script; do
+		local name limit script await
+		while read -r name limit script await; do
 			[ -n "$name" ] || continue
+			if [ -n "$await" ] && [ ! -e "$OUT/$await" ]; then
+				say "$name: waiting for the host's $await"
+				until [ -e "$OUT/$await" ]; do nap 1; done
+			fi
 			run_scenario "$name" "$limit" "$script" || break
 		done <"$OUT/scenarios"
 		# Leaks of the whole boot, after the last cleanup.
