@@ -131,6 +131,40 @@ static inline bool sroce_range_within(u64 start, u64 size, u64 addr, u64 len)
 }
 
 /**
+ * sroce_fr_locate() - which registered buffer holds a byte of a
+ *	fast-registration region
+ * @iova: the byte's address, checked against the registration the
+ *	reader found, which may since have been replaced
+ * @mr_iova: the region's first address, as currently registered
+ * @fbo: the offset of that first byte in the first buffer
+ * @shift: log2 of the buffers' size, as currently registered
+ * @nbufs: buffers currently registered
+ * @idx: set to the buffer's index
+ * @in_buf: set to the byte's offset in that buffer
+ *
+ * A region may be invalidated and registered again, smaller or at another
+ * address, while a reader that checked an access against the old
+ * registration still walks it; the byte is then located in the new one
+ * and may lie outside it, below its start or past its last buffer.
+ *
+ * Return: true when @iova falls in one of the @nbufs buffers.
+ */
+static inline bool sroce_fr_locate(u64 iova, u64 mr_iova, u32 fbo, u32 shift,
+				   u32 nbufs, u64 *idx, u64 *in_buf)
+{
+	u64 off;
+
+	if (iova < mr_iova || shift >= 64)
+		return false;
+	off = iova - mr_iova + fbo;
+	if (off < fbo || off >> shift >= nbufs)
+		return false;
+	*idx = off >> shift;
+	*in_buf = off & ((1ULL << shift) - 1);
+	return true;
+}
+
+/**
  * sroce_window_addr() - where an access through a memory window lands
  * @base: the window's first byte, as an address of its region
  * @size: the window's length in bytes

@@ -305,7 +305,76 @@ static void access_exhaustive(struct kunit *test)
 	}
 }
 
+/*
+ * Locating a byte of a fast-registration region in its buffers, when the
+ * reader checked the access against a registration that has since been
+ * replaced: only bytes inside the current buffers are found.
+ */
+static void fr_locate_values(struct kunit *test)
+{
+	u64 idx = ~0ULL, in_buf = ~0ULL;
+
+	/* Four 4 KiB buffers from 0x10000, first byte at offset 0x100. */
+	KUNIT_EXPECT_TRUE(test, sroce_fr_locate(0x10000, 0x10000, 0x100, 12, 4,
+						&idx, &in_buf));
+	KUNIT_EXPECT_EQ(test, idx, 0ULL);
+	KUNIT_EXPECT_EQ(test, in_buf, 0x100ULL);
+	KUNIT_EXPECT_TRUE(test, sroce_fr_locate(0x10000 + 0x3eff, 0x10000, 0x100,
+						12, 4, &idx, &in_buf));
+	KUNIT_EXPECT_EQ(test, idx, 3ULL);
+	KUNIT_EXPECT_EQ(test, in_buf, 0xfffULL);
+	/* One past the last buffer. */
+	KUNIT_EXPECT_FALSE(test, sroce_fr_locate(0x10000 + 0x3f00, 0x10000,
+						 0x100, 12, 4, &idx, &in_buf));
+	/* Registered again with two buffers: the old range's tail is gone. */
+	KUNIT_EXPECT_FALSE(test, sroce_fr_locate(0x12000, 0x10000, 0, 12, 2,
+						 &idx, &in_buf));
+	/* Registered again higher up: a byte below the new start. */
+	KUNIT_EXPECT_FALSE(test, sroce_fr_locate(0x10000, 0x20000, 0, 12, 4,
+						 &idx, &in_buf));
+	/* Registered again with larger buffers: fewer, each larger. */
+	KUNIT_EXPECT_TRUE(test, sroce_fr_locate(0x13000, 0x10000, 0, 16, 1,
+						&idx, &in_buf));
+	KUNIT_EXPECT_EQ(test, idx, 0ULL);
+	KUNIT_EXPECT_EQ(test, in_buf, 0x3000ULL);
+	/* No buffers (invalidated before any mapping), or a wrapping offset. */
+	KUNIT_EXPECT_FALSE(test, sroce_fr_locate(0x10000, 0x10000, 0, 12, 0,
+						 &idx, &in_buf));
+	KUNIT_EXPECT_FALSE(test, sroce_fr_locate(~0ULL, 0, 0x100, 12, ~0U,
+						 &idx, &in_buf));
+}
+
+/* Random registrations and bytes against a plain reference. */
+static void fr_locate_random(struct kunit *test)
+{
+	struct rnd_state rnd;
+	int i;
+
+	prandom_seed_state(&rnd, 0x5ec0fe);
+	for (i = 0; i < ROUNDS; i++) {
+		u32 shift = 12 + prandom_u32_state(&rnd) % 10;
+		u32 nbufs = prandom_u32_state(&rnd) % 64;
+		u32 fbo = prandom_u32_state(&rnd) & ((1U << shift) - 1);
+		u64 start = (u64)prandom_u32_state(&rnd) << 20;
+		u64 iova = start + (s64)(s32)prandom_u32_state(&rnd) * 16;
+		u64 idx = ~0ULL, in_buf = ~0ULL, off;
+		bool want;
+
+		off = iova - start + fbo;
+		want = iova >= start && off >> shift < nbufs;
+		KUNIT_ASSERT_EQ(test, sroce_fr_locate(iova, start, fbo, shift,
+						      nbufs, &idx, &in_buf),
+				want);
+		if (want) {
+			KUNIT_EXPECT_EQ(test, idx, off >> shift);
+			KUNIT_EXPECT_EQ(test, (idx << shift) + in_buf, off);
+		}
+	}
+}
+
 static struct kunit_case sroce_mr_range_cases[] = {
+	KUNIT_CASE(fr_locate_values),
+	KUNIT_CASE(fr_locate_random),
 	KUNIT_CASE(range_values),
 	KUNIT_CASE(range_zero_length),
 	KUNIT_CASE(range_overflow),

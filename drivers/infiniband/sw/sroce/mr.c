@@ -243,6 +243,7 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		goto err_free;
 	}
 	mr->max_bufs = max_num_sg;
+	spin_lock_init(&mr->reg_lock);
 	err = sroce_mr_insert(sdev, mr, false);
 	if (err)
 		goto err_free;
@@ -259,7 +260,7 @@ static int sroce_mr_set_page(struct ib_mr *ibmr, u64 addr)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 
-	if (mr->npbufs == mr->max_bufs)
+	if (mr->npbufs >= mr->max_bufs)
 		return -ENOMEM;
 	mr->pbufs[mr->npbufs++] = addr;
 	return 0;
@@ -303,21 +304,31 @@ int sroce_mr_fast_reg(struct ib_pd *pd, struct ib_mr *ibmr, u32 key,
 		      int access)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
+	unsigned long flags;
+	u64 *bufs;
 
-	if (!mr->kbufs || ibmr->pd != pd || READ_ONCE(mr->valid) ||
+	if (!mr->kbufs || ibmr->pd != pd ||
 	    sroce_key_index(key) != mr->index || (access & ~SROCE_MR_SUPPORTED_ACCESS))
 		return -EINVAL;
+	spin_lock_irqsave(&mr->reg_lock, flags);
+	if (mr->valid) {
+		spin_unlock_irqrestore(&mr->reg_lock, flags);
+		return -EINVAL;
+	}
 	mr->access = access;
 	mr->iova = ibmr->iova;
 	mr->length = ibmr->length;
 	mr->offset = mr->map_fbo;
 	mr->page_shift = ilog2(ibmr->page_size);
-	swap(mr->kbufs, mr->pbufs);
-	mr->nbufs = mr->npbufs;
+	bufs = mr->kbufs;
+	WRITE_ONCE(mr->kbufs, mr->pbufs);
+	mr->pbufs = bufs;
+	WRITE_ONCE(mr->nbufs, min(mr->npbufs, mr->max_bufs));
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	/* Pairs with sroce_mr_get(): the fields above before the flag. */
 	smp_store_release(&mr->valid, true);
+	spin_unlock_irqrestore(&mr->reg_lock, flags);
 	return 0;
 }
 
@@ -460,6 +471,7 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 			const struct sroce_qp *remote_qp)
 {
 	struct sroce_mr *mr;
+	unsigned long flags;
 	void *entry;
 	int err = -EINVAL;
 
@@ -478,10 +490,13 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 	if (!mr)
 		return -EINVAL;
 
-	if (mr->kbufs && mr->ibmr.lkey == key && mr->ibmr.pd == pd &&
-	    !atomic_read(&mr->bound_mws)) {
-		WRITE_ONCE(mr->valid, false);
-		err = 0;
+	if (mr->kbufs && mr->ibmr.pd == pd) {
+		spin_lock_irqsave(&mr->reg_lock, flags);
+		if (mr->ibmr.lkey == key && !atomic_read(&mr->bound_mws)) {
+			WRITE_ONCE(mr->valid, false);
+			err = 0;
+		}
+		spin_unlock_irqrestore(&mr->reg_lock, flags);
 	}
 	sroce_mr_put(mr);
 	return err;
@@ -507,12 +522,19 @@ static u32 sroce_mr_chunk(u64 iova, struct sroce_mr *mr, u32 len)
 
 /*
  * For a kernel consumer's region: the kernel address of byte @iova, and in
- * *@contig how many of the @len bytes from it are contiguous.
+ * *@contig how many of the @len bytes from it are contiguous; NULL when
+ * the byte lies beyond the registered buffers.
+ *
+ * The access was checked against the registration current at lookup, but
+ * a fast-registration region may be invalidated and registered again (on
+ * another CPU, through another QP) while this reader walks it. The index
+ * is then checked against the buffers in use, so a stale reader never
+ * reads past the arrays, which both have @max_bufs entries.
  */
 static void *sroce_mr_kaddr(struct sroce_mr *mr, u64 iova, u32 len,
 			    u32 *contig)
 {
-	u64 off, in_buf;
+	u64 in_buf, idx;
 	u32 shift;
 
 	if (mr->kernel_va) {
@@ -520,11 +542,12 @@ static void *sroce_mr_kaddr(struct sroce_mr *mr, u64 iova, u32 len,
 		return (void *)(uintptr_t)iova;
 	}
 	/* What the registration took: the next map_mr_sg() may change ibmr. */
-	shift = mr->page_shift;
-	off = iova - mr->iova + mr->offset;
-	in_buf = off & (BIT_ULL(shift) - 1);
+	shift = READ_ONCE(mr->page_shift);
+	if (!sroce_fr_locate(iova, READ_ONCE(mr->iova), READ_ONCE(mr->offset),
+			     shift, READ_ONCE(mr->nbufs), &idx, &in_buf))
+		return NULL;
 	*contig = min_t(u64, len, BIT_ULL(shift) - in_buf);
-	return (void *)(uintptr_t)(mr->kbufs[off >> shift] + in_buf);
+	return (void *)(uintptr_t)(READ_ONCE(mr->kbufs)[idx] + in_buf);
 }
 
 static bool sroce_mr_is_kernel(const struct sroce_mr *mr)
@@ -591,6 +614,8 @@ static int sroce_mr_walk_mapped(struct sroce_mr *mr, u64 iova, u32 len,
 
 		if (sroce_mr_is_kernel(mr)) {
 			va = sroce_mr_kaddr(mr, iova, len, &n);
+			if (!va)
+				return -EFAULT;
 			err = sroce_mr_xfer_piece(x, va, n);
 		} else if (mr->odp) {
 			va = sroce_odp_addr(mr, iova, len, &n);

@@ -69,7 +69,11 @@ static inline u32 sroce_key_make(u32 index, u32 var)
  *	REG_MR (ib_srp, the kernel's rdma_rw contexts), so mapping must not
  *	touch what the current registration uses.
  * @npbufs: entries of @pbufs in use
- * @max_bufs: entries @kbufs and @pbufs have room for
+ * @max_bufs: entries @kbufs and @pbufs have room for; both arrays live
+ *	until the region is deregistered, so a reader that raced with a
+ *	new registration still reads inside one of them
+ * @reg_lock: serialises IB_WR_REG_MR and invalidation of a fast-registration
+ *	region: two QPs may post them for the same region at once
  * @map_fbo: offset of the first mapped byte in the first of @pbufs
  * @bound_mws: memory windows bound to the region; it cannot be
  *	deregistered while there are any
@@ -100,6 +104,7 @@ struct sroce_mr {
 	u64			*pbufs;
 	u32			npbufs;
 	u32			max_bufs;
+	spinlock_t		reg_lock;	/* see above */
 	u32			map_fbo;
 	atomic_t		bound_mws;
 	bool			odp;
