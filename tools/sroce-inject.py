@@ -8,7 +8,8 @@ Python 3 standard library only.
   sroce-inject.py --src ADDR --dst ADDR --qpn QPN --psn PSN --op OP [...]
 
 OP is one of send-only, send-first, send-only-inv, write-only, read, flush,
-cmp-swap, fetch-add; --uc makes it the UC opcode (send and write only).
+cmp-swap, fetch-add, cnp (a congestion notification, BTH opcode 0x81 and
+its 16 reserved bytes); --uc makes it the UC opcode (send and write only).
 
 The ICRC covers the IP header, so it can be computed in advance only over
 IPv6 (rocev2.py says why): the tool sends over IPv6 only.
@@ -32,6 +33,7 @@ OPCODES = {
     "fetch-add": 0x14,
     "send-only-inv": 0x17,
     "flush": 0x1c,
+    "cnp": 0x81,
 }
 UC_OPS = ("send-first", "send-only", "write-only")
 UC_BASE = 0x20
@@ -46,7 +48,7 @@ def build(args):
         opcode |= UC_BASE
     payload = bytes.fromhex(args.payload) if args.payload else \
         bytes((args.fill + i) & 0xff for i in range(args.payload_len))
-    if args.op in ("read", "flush", "cmp-swap", "fetch-add"):
+    if args.op in ("read", "flush", "cmp-swap", "fetch-add", "cnp"):
         payload = b""
     pad = -len(payload) % 4
     ext = b""
@@ -59,6 +61,8 @@ def build(args):
         ext += rocev2.atomiceth(args.va, args.rkey, args.swap_add, args.cmp)
     if args.op == "send-only-inv":
         ext += rocev2.u32(args.rkey)
+    if args.op == "cnp":
+        ext += bytes(16)
     bth = rocev2.bth(opcode, args.qpn, args.psn, pad=pad, pkey=args.pkey,
                      ackreq=args.ackreq, se=args.se)
     return bth + ext + payload + b"\0" * pad

@@ -11,7 +11,8 @@
 # from the peer's own address: duplicate READ, FLUSH and atomic requests
 # with bad rkeys at the last PSN and half the PSN space away, in-sequence
 # SENDs and WRITEs from the third address, another partition, a bad ICRC,
-# malformed UC messages. Each connection must carry data unharmed
+# malformed UC messages, CNPs (handled only from the peer's address and
+# only with the ecn parameter on). Each connection must carry data unharmed
 # afterwards, the victim's receives and memory must hold no attacker byte,
 # and each drop counter must rise by the packets sent for its reason. A SEND
 # with invalidate naming an ordinary region must be refused.

@@ -288,6 +288,46 @@ def rc_tests(args, victim, peer, atk):
         why)
 
 
+def set_ecn(on):
+    with open("/sys/module/sroce/parameters/ecn", "w") as f:
+        f.write("1" if on else "0")
+
+
+def cnp_tests(args, victim, peer, atk):
+    """A CNP cannot be checked against the connection: one from the peer's
+    address slows the QP down (the exposure the threat model names), one
+    from elsewhere is dropped, and with ECN off none is acted on."""
+    v, p = pair(victim, peer, e.IBV_QPT_RC)
+    why = rc_round(victim, v, peer, p, 50)
+    if not tap(why is None, "CNP: traffic both ways before", why):
+        return
+    names = ("rx_bad_source", "cnp_handled")
+    want = {n: victim.counter(n) for n in names}
+    atk.send(args.third, v.qp_num, 0, "cnp")
+    want["rx_bad_source"] += 1
+    counters_rise(victim, want, "CNP from a third address: dropped as "
+                  "bad source, not handled")
+    atk.send(peer.addr, v.qp_num, 0, "cnp")
+    want["cnp_handled"] += 1
+    counters_rise(victim, want, "CNP from the peer's address, ECN on: "
+                  "handled")
+    set_ecn(False)
+    try:
+        # The third address's CNP, dropped after the peer's, shows that
+        # the peer's was looked at.
+        atk.send(peer.addr, v.qp_num, 0, "cnp")
+        atk.send(args.third, v.qp_num, 0, "cnp")
+        want["rx_bad_source"] += 1
+        counters_rise(victim, want, "CNP from the peer's address, ECN "
+                      "off: not handled")
+    finally:
+        set_ecn(True)
+    tap(qp_state(v) == e.IBV_QPS_RTS, "CNP: the QP still in RTS",
+        "state %d" % qp_state(v))
+    why = rc_round(victim, v, peer, p, 60)
+    tap(why is None, "CNP: traffic both ways after, data checked", why)
+
+
 def uc_tests(args, victim, peer, atk):
     v, p = pair(victim, peer, e.IBV_QPT_UC)
     why = (send(peer, p, victim, v, 40) or
@@ -389,6 +429,7 @@ def main():
     victim, peer = Side(args.victim), Side(args.peer)
     atk = Attacker(args, victim)
     rc_tests(args, victim, peer, atk)
+    cnp_tests(args, victim, peer, atk)
     uc_tests(args, victim, peer, atk)
     invalidate_tests(victim, peer)
     return tap_done()

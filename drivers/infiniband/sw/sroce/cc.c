@@ -14,9 +14,11 @@
  * cnp_interval_us per QP: the interval bounds what the notifications cost
  * and what they tell, whatever the marking rate.
  *
- * Reaction point: a QP that receives a CNP limits its requester to a rate,
- * starting from dcqcn_max_rate_mbps (the line rate, which a software
- * device does not know; its packets go no faster anyway) the first time.
+ * Reaction point: while "ecn" is on (with it off nothing this host sends
+ * can be marked, so a CNP can only be forged), a QP that receives a CNP
+ * limits its requester to a rate, starting from dcqcn_max_rate_mbps (the
+ * line rate, which a software device does not know; its packets go no
+ * faster anyway) the first time.
  * On each CNP the target rate becomes the current rate, the current rate
  * is cut by a factor alpha/2 and alpha, the estimate of how congested the
  * path is, moves towards 1 by the gain g: alpha = (1 - g) * alpha + g.
@@ -348,6 +350,12 @@ void sroce_cc_cnp_recv(struct sroce_qp *qp)
 		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BAD_QP_STATE, 0);
 		goto out;
 	}
+	/*
+	 * A CNP cannot be checked against the connection (threat model in
+	 * admin-guide.rst): with ECN off, forged ones slow nothing down.
+	 */
+	if (!READ_ONCE(sroce_ecn))
+		goto out;
 	sroce_stat_inc(qp->sdev, SROCE_STAT_CNP_HANDLED);
 	if (!cc->limited) {
 		cc->limited = true;
