@@ -7,8 +7,11 @@
 # KASAN, lockdep and kmemleak watching. make check runs all of them on the
 # stock kernels already; it runs kunit, delete and pingpong_netns on the
 # debug kernel, which this does not repeat. Scenarios whose header says
-# "kernels: none" run here only. Then the soak (tests/extra/soak.sh,
-# SOAK_MINUTES=30 unless set) runs on 6.1.
+# "kernels: none" run here only. Then, on 6.1, pktfuzz_1m
+# (tests/extra/pktfuzz_1m.sh: the pktfuzz scenario with PKTFUZZ_COUNT
+# packets, 1000000 unless set, the integrity tool and the pingpongs
+# running throughout; about eight minutes) and the soak (tests/extra/soak.sh,
+# SOAK_MINUTES=30 unless set).
 #
 #   tests/check-full.sh [--filter REGEX] [--out DIR] [--list]
 #
@@ -16,8 +19,8 @@
 #   --out     log directory (default out/check-full-DATE-TIME)
 #   --list    print the scenarios it would run and stop
 #
-# Builds the debug kernel (once, cached), sroce's modules and the tools
-# first.
+# Builds the debug kernel (once, cached; not when the filter leaves no
+# scenario for it), sroce's modules and the tools first.
 # Ends with one line "N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 
@@ -30,7 +33,7 @@ while [ $# -gt 0 ]; do
 	--filter) filter=${2:-}; shift 2 || exit 2 ;;
 	--out) out=${2:-}; shift 2 || exit 2 ;;
 	--list) list=1; shift ;;
-	*) sed -n '3,21s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '3,24s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 out=${out:-$root/out/check-full-$(date +%Y%m%d-%H%M%S)}
@@ -42,20 +45,26 @@ names=$("$root/tests/run-scenarios.sh" --kernel debug --list |
 [ -z "$filter" ] || names=$(grep -E -- "$filter" <<<"$names")
 soak=0
 [ -z "$filter" ] || grep -qE -- "$filter" <<<soak && soak=1
-if [ -z "$names" ] && [ $soak = 0 ]; then
+fuzz=0
+[ -z "$filter" ] || grep -qE -- "$filter" <<<pktfuzz_1m && fuzz=1
+fuzz_count=${PKTFUZZ_COUNT:-1000000}
+if [ -z "$names" ] && [ $soak = 0 ] && [ $fuzz = 0 ]; then
 	echo "# no scenario of check-full matches '$filter'"
 	echo "0 passed, 0 failed"
 	exit 0
 fi
 echo "# on the debug kernel: ${names//$'\n'/ }"
+[ $fuzz = 0 ] || echo "# on 6.1: pktfuzz_1m ($fuzz_count packets)"
 [ $soak = 0 ] || echo "# on 6.1: soak (${SOAK_MINUTES:-30} minutes)"
 [ $list = 0 ] || exit 0
 
-dbg=$("$root/tests/kernel/debug-kernel.sh") || { echo "not ok 1 - debug kernel"; echo "0 passed, 1 failed"; exit 1; }
-if ! "$root/scripts/build-kernels.sh" "$(cat "$dbg/kver")=$dbg/build" >&2; then
-	echo "not ok 1 - sroce's modules for the debug kernel"
-	echo "0 passed, 1 failed"
-	exit 1
+if [ -n "$names" ]; then
+	dbg=$("$root/tests/kernel/debug-kernel.sh") || { echo "not ok 1 - debug kernel"; echo "0 passed, 1 failed"; exit 1; }
+	if ! "$root/scripts/build-kernels.sh" "$(cat "$dbg/kver")=$dbg/build" >&2; then
+		echo "not ok 1 - sroce's modules for the debug kernel"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
 fi
 # run_part NAME ARGS...: one run of the harness, its TAP printed as it
 # comes; adds its counts to passed and failed.
@@ -75,11 +84,15 @@ run_part() {
 
 [ -z "$names" ] || SROCE_ALL_KERNELS=1 run_part "debug kernel" --kernel debug \
 	--filter "^(${names//$'\n'/|})\$" --out "$out/debug"
-if [ $soak = 1 ]; then
+if [ $soak = 1 ] || [ $fuzz = 1 ]; then
 	if ! make -s -C "$root/tools" >&2 || ! "$root/scripts/build-kernels.sh" >&2; then
-		echo "not ok 1 - the soak's tools and modules build"
+		echo "not ok 1 - the tools and modules for 6.1 build"
 		failed=$((failed + 1))
 	fi
+fi
+[ $fuzz = 0 ] || SROCE_SCENARIO_ENV="PKTFUZZ_COUNT=$fuzz_count ${SROCE_SCENARIO_ENV:-}" \
+	run_part "pktfuzz_1m" --kernel 6.1 --dir "$root/tests/extra" --filter '^pktfuzz_1m$' --out "$out/pktfuzz_1m"
+if [ $soak = 1 ]; then
 	SROCE_SCENARIO_ENV="SOAK_MINUTES=${SOAK_MINUTES:-30} ${SROCE_SCENARIO_ENV:-}" \
 		run_part soak --kernel 6.1 --dir "$root/tests/extra" --filter '^soak$' --out "$out/soak"
 fi

@@ -66,6 +66,7 @@ STAGE_COUNTER = {
 CLASSES = ("mutate-bth", "mutate-ext", "length", "truncate", "trailing",
            "psn", "replay", "qpn", "bad-icrc", "random")
 REPLAYABLE = (0x0c, 0x13, 0x14, 0x1c)
+OPCODE_LIST = sorted(w.OPCODES)
 # A RoCEv2 CNP (IBTA Annex A17.9): no opcode of the table, but sroce takes
 # it for an RC QP, from the QP's peer, and slows the QP down; anything
 # after the BTH is its reserved bytes.
@@ -102,12 +103,20 @@ def parse_qpn(spec):
     return qp
 
 
-def rdma_qps(dev):
-    """The QPs of DEV that "rdma resource show qp" lists now."""
+def rdma_qps(dev, qp_file=None):
+    """The QPs of DEV that "rdma -j resource show qp" lists now, or that
+    its output in qp_file lists (None while the file is missing or being
+    written)."""
     try:
-        out = subprocess.run(["rdma", "-j", "resource", "show", "qp"],
-                             capture_output=True, text=True, timeout=30,
-                             check=True).stdout
+        if qp_file:
+            with open(qp_file) as f:
+                out = f.read()
+        else:
+            out = subprocess.run(["rdma", "-j", "resource", "show", "qp"],
+                                 capture_output=True, text=True, timeout=30,
+                                 check=True).stdout
+        if not out.strip():
+            return None
         # One JSON array, or one per device with some versions.
         entries, pos, dec = [], 0, json.JSONDecoder()
         while out[pos:].strip():
@@ -133,8 +142,10 @@ class Targets:
     def __init__(self, args):
         self.given = {qp.qpn: qp for qp in args.qpn}
         self.dev = args.rdma_dev
+        self.qp_file = getattr(args, "qp_file", None)
         self.refresh = args.refresh
         self.qps = dict(self.given)
+        self.live = self.live_list()
         self.seen = 0
         self.looked = None
         self.lookups = 0
@@ -147,14 +158,19 @@ class Targets:
         if self.looked is not None and now - self.looked < self.refresh:
             return
         self.looked = now
-        found = rdma_qps(self.dev)
+        found = rdma_qps(self.dev, self.qp_file)
         if found is None:
             return
         self.lookups += 1
         self.qps = dict(self.given)
         self.qps.update(found)
+        self.live = self.live_list()
         if found:
             self.seen = max(self.seen, max(found))
+
+    def live_list(self):
+        """The live QPs but the GSI QP, by QPN."""
+        return [self.qps[n] for n in sorted(self.qps) if n != 1]
 
     def get(self, qpn):
         return self.qps.get(qpn)
@@ -163,12 +179,12 @@ class Targets:
         """A live QP other than the GSI QP, or None. Short-lived QPs are
         the rule (a test case's), so the newest are the likeliest to be
         there still: most picks are among the last three."""
-        live = sorted(q.qpn for q in self.qps.values() if q.qpn != 1)
+        live = self.live
         if not live:
             return None
         if rng.random() < 0.7:
             live = live[-3:]
-        return self.qps[rng.choice(live)]
+        return rng.choice(live)
 
 
 def psn_delta(psn, base):
@@ -190,6 +206,7 @@ class Fuzzer:
         self.to_live = 0
         self.opcode_turn = 0
         self.log = open(args.log, "w") if args.log else None
+        self.makers = [getattr(self, c.replace("-", "_")) for c in CLASSES]
 
     # --- Drawing the parts of a packet -------------------------------
 
@@ -206,7 +223,7 @@ class Fuzzer:
             return (self.targets.seen + rng.randint(1, 3)) & w.QPN_MASK
         if r < 0.9:
             return rng.choice(DEAD_QPNS)
-        return rng.randrange(1 << 24)
+        return rng.getrandbits(24)
 
     def draw_psn(self, qpn, op, replay=False):
         """A PSN around the receiver's window when it is known."""
@@ -217,7 +234,7 @@ class Fuzzer:
             base = qp.sq_psn if op is not None and op.resp else qp.rq_psn
         if base is None:
             return rng.choice((0, 1, w.PSN_MASK, 0x800000, 0x7fffff,
-                               rng.randrange(1 << 24)))
+                               rng.getrandbits(24)))
         if replay:
             return (base - rng.randint(1, 64)) & w.PSN_MASK
         margin = self.args.psn_margin
@@ -230,7 +247,7 @@ class Fuzzer:
         else:
             d = rng.choice((rng.randint(-3, 3), -1, WINDOW - 1, WINDOW,
                             WINDOW + 1, -WINDOW + 1, -WINDOW, -WINDOW - 1,
-                            1 << 23, rng.randrange(1 << 24)))
+                            1 << 23, rng.getrandbits(24)))
             if d == 1 << 23:
                 return base ^ 0x800000
         return (base + d) & w.PSN_MASK
@@ -248,45 +265,46 @@ class Fuzzer:
 
     def draw_qkey(self):
         return self.rng.choice((0, 0x11111111, 0x80010001, 0xffffffff,
-                                self.rng.randrange(1 << 32)))
+                                self.rng.getrandbits(32)))
 
     def ext(self, op, hdr, plen):
         """A plausible extension header of op."""
         rng = self.rng
-        va = rng.choice((0, 0x1000, rng.randrange(1 << 48) & ~7,
-                         rng.randrange(1 << 64)))
-        rkey = rng.randrange(1 << 32)
+        if hdr in ("RETH", "AtomicETH"):
+            va = rng.choice((0, 0x1000, rng.getrandbits(48) & ~7,
+                             rng.getrandbits(64)))
+            rkey = rng.getrandbits(32)
         if hdr == "DETH":
-            return w.deth(self.draw_qkey(), rng.randrange(1 << 24))
+            return w.deth(self.draw_qkey(), rng.getrandbits(24))
         if hdr == "FETH":
             return w.feth(rng.choice((0x11, 0x01, 0x10, 0x21, 0x12, 0,
-                                      rng.randrange(1 << 32))))
+                                      rng.getrandbits(32))))
         if hdr == "RETH":
             if op.code in (0x0c, 0x1c):
                 length = rng.choice((0, 1, 64, 4096, 1 << 20,
-                                     rng.randrange(1 << 32)))
+                                     rng.getrandbits(32)))
             elif op.place == "first":
                 length = plen + rng.choice((self.mtu, 2 * self.mtu, 1))
             else:
                 length = plen
             return w.reth(va, rkey, length)
         if hdr == "AtomicETH":
-            return w.atomiceth(va, rkey, rng.randrange(1 << 64),
-                               rng.randrange(1 << 64))
+            return w.atomiceth(va, rkey, rng.getrandbits(64),
+                               rng.getrandbits(64))
         if hdr == "AETH":
             syndrome = rng.choice((0x1f, 0x00, 0x20 | rng.randrange(32),
                                    0x60 | rng.randrange(5),
                                    rng.randrange(256)))
-            return w.aeth(syndrome, rng.randrange(1 << 24))
+            return w.aeth(syndrome, rng.getrandbits(24))
         if hdr == "AtomicAckETH":
-            return w.atomicacketh(rng.randrange(1 << 64))
-        return w.u32(rng.randrange(1 << 32))
+            return w.atomicacketh(rng.getrandbits(64))
+        return w.u32(rng.getrandbits(32))
 
     def realistic(self, op=None, qpn=None, psn=None, replay=False):
         """A well-formed packet without its ICRC, and its opcode."""
         rng = self.rng
         if op is None:
-            op = w.OPCODES[rng.choice(sorted(w.OPCODES))]
+            op = w.OPCODES[rng.choice(OPCODE_LIST)]
         if qpn is None:
             qpn = self.draw_qpn()
         if psn is None:
@@ -298,20 +316,21 @@ class Fuzzer:
                      ackreq=rng.random() < 0.3, se=rng.random() < 0.2)
         for hdr in op.hdrs:
             body += self.ext(op, hdr, plen)
-        body += bytes(rng.getrandbits(8) for _ in range(min(plen, 16)))
-        body += bytes(max(plen - 16, 0)) + bytes(pad)
-        return bytearray(body), op
+        body = bytearray(body)
+        body += rng.randbytes(min(plen, 16))
+        body += bytes(max(plen - 16, 0) + pad)
+        return body, op
 
     # --- The classes ------------------------------------------------
 
     def with_icrc(self, body, good):
-        crc = self.sender.icrc_of(bytes(body))
+        crc = self.sender.icrc_of(body)
         if not good:
             how = self.rng.randrange(3)
             crc = bytes((crc[0] ^ (1 << self.rng.randrange(8)),)) + \
                 crc[1:] if how == 0 else \
                 bytes(4) if how == 1 else \
-                bytes(self.rng.getrandbits(8) for _ in range(4))
+                self.rng.randbytes(4)
         return bytearray(body) + crc
 
     def icrc_good(self):
@@ -331,7 +350,7 @@ class Fuzzer:
             body[1] = (body[1] & 0xf0) | rng.randint(1, 15)     # TVer
         elif field == 3:
             body[2:4] = rng.choice((0, 0x7fff, 0x8000, 0xfffe, 0x1234,
-                                    rng.randrange(1 << 16))).to_bytes(2, "big")
+                                    rng.getrandbits(16))).to_bytes(2, "big")
         elif field == 4:
             body[4] = rng.randrange(256)        # FECN, BECN, reserved
         elif field == 5:
@@ -346,7 +365,7 @@ class Fuzzer:
         rng = self.rng
         body, op = self.realistic()
         if len(body) <= w.BTH_LEN:
-            body[w.BTH_LEN:] = bytes(rng.getrandbits(8) for _ in range(4))
+            body[w.BTH_LEN:] = rng.randbytes(4)
         else:
             end = op.hdr_len if op.hdr_len > w.BTH_LEN else len(body)
             off = rng.randrange(w.BTH_LEN, end)
@@ -357,7 +376,7 @@ class Fuzzer:
                 n = min(4, len(body) - off)
                 body[off:off + n] = rng.choice(
                     (b"\0" * n, b"\xff" * n, b"\x80" + b"\0" * (n - 1),
-                     bytes(rng.getrandbits(8) for _ in range(n))))
+                     rng.randbytes(n)))
         return self.with_icrc(body, self.icrc_good())
 
     def length(self):
@@ -368,11 +387,11 @@ class Fuzzer:
             off = op.offset("RETH") + 12
             body[off:off + 4] = rng.choice(
                 (0, 1, self.mtu + 1, 1 << 31, 0xffffffff,
-                 rng.randrange(1 << 32))).to_bytes(4, "big")
+                 rng.getrandbits(32))).to_bytes(4, "big")
         elif how == 1:
             # Payload where none belongs, or more than the MTU.
             extra = rng.choice((1, 4, self.mtu + 4, rng.randint(1, 4096)))
-            body += bytes(rng.getrandbits(8) for _ in range(extra))
+            body += rng.randbytes(extra)
         elif how == 2:
             body[1] = (body[1] & ~0x30) | (rng.randrange(4) << 4)
         else:
@@ -401,7 +420,7 @@ class Fuzzer:
     def trailing(self):
         rng = self.rng
         body, op = self.realistic()
-        junk = bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 64)))
+        junk = rng.randbytes(rng.randint(1, 64))
         if rng.random() < 0.5:
             return self.with_icrc(body, True) + junk
         return self.with_icrc(body + junk, True)
@@ -436,9 +455,9 @@ class Fuzzer:
         rng = self.rng
         n = rng.choice((rng.randint(0, 64), rng.randint(0, 256),
                         rng.randint(0, 1400)))
-        body = bytearray(rng.getrandbits(8) for _ in range(n))
+        body = bytearray(rng.randbytes(n))
         if n and rng.random() < 0.5:
-            body[0] = rng.choice(sorted(w.OPCODES))
+            body[0] = rng.choice(OPCODE_LIST)
             if n > 1:
                 body[1] &= 0xf0
         if rng.random() < 0.5:
@@ -461,8 +480,8 @@ class Fuzzer:
         plen = len(pkt) - op.hdr_len - ((pkt[1] >> 4) & 3) - w.ICRC_LEN
         if plen < 0 or (plen and not op.payload):
             return "header", op
-        if self.sender.icrc_of(bytes(pkt[:-w.ICRC_LEN])) != \
-                bytes(pkt[-w.ICRC_LEN:]):
+        if self.sender.icrc_of(memoryview(pkt)[:-w.ICRC_LEN]) != \
+                pkt[-w.ICRC_LEN:]:
             return "icrc", op
         if int.from_bytes(pkt[2:4], "big") & 0x7fff != 0x7fff:
             return "pkey", op
@@ -535,14 +554,15 @@ class Fuzzer:
 
     def one(self, i):
         self.targets.update()
-        cls = CLASSES[self.rng.randrange(len(CLASSES))]
-        pkt = getattr(self, cls.replace("-", "_"))()
+        k = self.rng.randrange(len(CLASSES))
+        cls = CLASSES[k]
+        pkt = self.makers[k]()
         stage, op = self.classify(pkt)
         if stage == "qp" and not self.safe(pkt, op):
             pkt = self.make_safe(pkt, op)
             stage, op = self.classify(pkt)
             assert stage != "qp" or self.safe(pkt, op), pkt.hex()
-        self.sender.send(bytes(pkt))
+        self.sender.send(pkt)
         self.sent[cls] += 1
         if len(pkt) >= w.BTH_LEN and \
                 self.targets.get(int.from_bytes(pkt[5:8], "big")):
@@ -580,13 +600,10 @@ class StubSender:
     def __init__(self):
         self.src, self.dst, self.sport = "2001:db8::3", "2001:db8::1", 4242
         self.packets = []
-
-    def icrc_of(self, body):
-        return w.icrc(w.ipv6_image(self.src, self.dst, self.sport,
-                                   len(body) + w.ICRC_LEN) + body, True)
+        self.icrc_of = w.Icrc(self.src, self.dst, self.sport)
 
     def send(self, datagram):
-        self.packets.append(datagram)
+        self.packets.append(bytes(datagram))
 
 
 def selftest():
@@ -660,6 +677,10 @@ def main():
                     help="a live QP: QPN[:TYPE[:RQ_PSN:SQ_PSN]]")
     ap.add_argument("--rdma-dev", help="take the live QPs of this device "
                     "from 'rdma resource show qp'")
+    ap.add_argument("--qp-file", help="with --rdma-dev: read the live QPs "
+                    "from this file, which another process rewrites with "
+                    "the output of 'rdma -j resource show qp' (one "
+                    "process where several fuzzers would each run rdma)")
     ap.add_argument("--refresh", type=float, default=1.0,
                     help="seconds between looks at the live QPs")
     ap.add_argument("--peer-mode", action="store_true",

@@ -19,6 +19,9 @@
 # decides (header, opcode, ICRC, P_Key, no QP) by at least what the fuzzer
 # predicted. PKTFUZZ_COUNT packets in all (default 4000, divided by
 # SROCE_SLOW), with PKTFUZZ_SEED (default 1); SROCE_SCENARIO_ENV sets them.
+# The rounds go on for as long as the fuzzers send, so every byte moved
+# during the burst is checked, however long it is (make check-full sends
+# a million packets through tests/extra/pktfuzz_1m.sh).
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh
@@ -76,9 +79,25 @@ fuzz_start() {
 	ip netns exec "$ns" /usr/bin/python3 "$fuzz" \
 		--src "$src" --dst "$dst" --rdma-dev "$dev" \
 		--seed $((SEED * 10 + n)) --count $((COUNT / 4)) \
-		--refresh "$SROCE_SLOW" "$@" >"$tmp/fuzz$n.out" 2>&1 &
+		--qp-file "$tmp/qps" --refresh "$SROCE_SLOW" "$@" \
+		>"$tmp/fuzz$n.out" 2>&1 &
 	fuzz_pids[n]=$!
 	fuzz_dev[n]=$dev
+}
+
+# list_qps: every device's QPs into $tmp/qps, replaced whole.
+list_qps() {
+	rdma -j resource show qp >"$tmp/qps.new" 2>/dev/null &&
+		mv -f "$tmp/qps.new" "$tmp/qps"
+}
+
+# qp_lister: list_qps every SROCE_SLOW seconds, for all four fuzzers:
+# an exec costs tenths of a second in a TCG guest, and four fuzzers each
+# running rdma every second took much of the CPU they share.
+qp_lister() {
+	while sleep "$SROCE_SLOW"; do
+		list_qps
+	done
 }
 
 fuzzing() {
@@ -122,6 +141,9 @@ start_fuzzers() {
 	snapshot before sroce0
 	snapshot before sroce1
 	backlog_before=$(backlog_drops)
+	list_qps
+	qp_lister &
+	lister_pid=$!
 	# From the third address, to each device (to its own address over
 	# loopback for sroce1); from each device's peer, out of window.
 	fuzz_start 1 h2 "$THIRD6" "$DP_CLI_IP6" sroce0
@@ -164,6 +186,7 @@ done
 for n in 1 2 3 4; do
 	wait "${fuzz_pids[n]}"
 	rc=$?
+	[ "$n" != 4 ] || kill "$lister_pid"
 	cat "$tmp/fuzz$n.out" >&2
 	if [ "$rc" = 0 ] && grep -qE '^sent [0-9]+$' "$tmp/fuzz$n.out"; then
 		ok "fuzzer $n to ${fuzz_dev[n]}: $(tail -n 1 "$tmp/fuzz$n.out") packets"
