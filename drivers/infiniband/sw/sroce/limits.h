@@ -9,7 +9,13 @@
 #define SROCE_MAX_QP_WR		0x4000
 #define SROCE_MAX_SGE		32
 #define SROCE_MAX_CQ		0x10000
-#define SROCE_MAX_CQE		0x7fff
+/*
+ * libfabric's rxm gives all connections of an RDM endpoint one CQ of
+ * (send + receive queue depth) * universe size entries, 65536 by default,
+ * and its verbs provider does not shrink a request to max_cqe. CQ slots
+ * are 64 bytes, so one CQ's ring stays within 64 MiB of vmalloc.
+ */
+#define SROCE_MAX_CQE		0xfffff
 #define SROCE_MAX_MR		0x40000
 #define SROCE_MAX_PD		0x10000
 #define SROCE_MAX_RD_ATOMIC	128
