@@ -9,14 +9,17 @@
 # nothing and sends no CNP; the bandwidths with it off and on are printed.
 # Then a router namespace between ec and es with a bottleneck for RoCEv2
 # on its egress toward es (HTB at $BOTTLENECK, RED under it that marks
-# ECN-capable packets and drops the others): two ib_write_bw flows share
-# it, once with the ecn parameter off (RED drops) and once on (RED marks,
-# the receiver sends CNPs, the senders slow down). With ECN on, packets must be marked,
-# CNPs sent and handled, and the requesters must retransmit no more than
-# with ECN off; sroce-integrity then verifies data through the marking
-# bottleneck. A capture behind the bottleneck shows the ECN field of the
-# frames and the CNPs on the wire. Both runs' bandwidths, retransmissions and the qdisc's drops
-# and marks are printed: measured, never asserted on.
+# ECN-capable packets and drops the others): two ib_write_bw flows of
+# DURATION seconds share it, once with the ecn parameter off (RED drops)
+# and once on (RED marks, the receiver sends CNPs, the senders slow down).
+# What each flow delivers is measured while both run (see
+# bottleneck_run). With ECN on, packets must be marked, CNPs sent and
+# handled, the two flows' shares fair (Jain's index at least 0.9) and
+# the requesters must retransmit no more than with ECN off; sroce-integrity
+# then verifies data through the marking bottleneck. A capture behind the
+# bottleneck shows the ECN field of the frames and the CNPs on the wire.
+# Both runs' shares, perftest's averages, retransmissions and the qdisc's
+# drops and marks are printed; no speed is asserted on.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh
@@ -120,8 +123,7 @@ expect_eq "plain path: no CNP sent" 0 \
 expect_eq "plain path: no CNP handled" 0 \
 	"$(($(cnt "$DP_SRV_DEV" cnp_handled) + $(cnt "$DP_CLI_DEV" cnp_handled)))"
 
-# --- A router with a bottleneck toward es: 2 MiB a flow. ---
-ITERS=32
+# --- A router with a bottleneck toward es. ---
 router_up() {
 	ip netns add ec && ip netns add er && ip netns add es &&
 	ip link add c0 netns ec type veth peer name r0 netns er &&
@@ -162,27 +164,133 @@ if [ -z "$CG" ] || [ -z "$SG" ]; then
 fi
 check "es is reachable through the router" ping_ok ec "$S_IP"
 
-# bottleneck_run TAG: two flows through the bottleneck; sets RT (client
-# retransmissions in the run), MARKED, CNPS, HANDLED and BWS.
+# The bottleneck's flows run for a fixed time (perftest's -D), and what
+# each gets is measured while both run: a flow of a fixed size that ends
+# first would leave the other the whole bottleneck and raise its average,
+# and the later start of the second would do the same for the first. So
+# perftest's own averages are only printed; the shares are read from the
+# receiver's QPs, whose expected PSN (resp_epsn in rdma's QP resource)
+# counts the packets that arrived in order, each one path MTU of a 64 KiB
+# write: once both flows have delivered data, after WARM seconds for
+# DCQCN to settle, over WINDOW seconds, both flows still running at its
+# end.
+DURATION=13 WARM=2 WINDOW=5
+
+# epsns DEV: "QPN:EPSN" words of DEV's QPs but QP1, in QPN order.
+epsns() {
+	rdma -dd resource show qp link "$1/1" | tr -s ' \t' '\n' |
+		awk '$0 == "lqpn" { k = "q"; next } $0 ~ /resp_epsn$/ { k = "e"; next }
+			k == "q" { q = $0 } k == "e" && q > 1 { print q ":" $0 } { k = "" }' |
+		sort -n | paste -sd ' '
+}
+
+# moved A B: snapshot B has two QPs, each in snapshot A too, with another
+# PSN there.
+moved() {
+	local a=$1 b=$2 w n=0
+	for w in $b; do
+		[[ " $a " == *" ${w%%:*}:"* ]] || return 1
+		[[ " $a " == *" $w "* ]] && return 1
+		n=$((n + 1))
+	done
+	[ "$n" = 2 ]
+}
+
+# flowing: both flows delivered data since the last call (PREV).
+flowing() {
+	local b rc
+	b=$(epsns sroceS)
+	moved "$PREV" "$b"
+	rc=$?
+	PREV=$b
+	return $rc
+}
+
+# shares S0 S1 SECONDS MTU: "QPN:MB/s" of each QP from snapshot S0 to S1.
+shares() {
+	echo "$1" "$2" | tr ' ' '\n' | awk -F: -v mtu="$4" -v dt="$3" '
+		$1 in p { printf "%s:%.2f ", $1, ($2 - p[$1] + 16777216) % 16777216 * mtu / dt / 1e6; next }
+		{ p[$1] = $2 }'
+}
+
+# jain SHARES: Jain's fairness index of two shares, (x + y)^2 / 2(x^2 + y^2),
+# 1 when they are equal, 0.5 when one flow has it all.
+jain() {
+	echo "$1" | tr ' ' '\n' | awk -F: 'NF == 2 { s += $2; q += $2 * $2; n++ }
+		END { if (n == 2 && q > 0) printf "%.3f", s * s / (n * q) }'
+}
+
+# bottleneck_run TAG: two flows of DURATION seconds through the
+# bottleneck; sets RT (client retransmissions in the run), MARKED, CNPS,
+# HANDLED, SHARES ("QPN:MB/s" while both ran), JAIN (their fairness
+# index, empty when not measured) and BWS (perftest's averages).
 bottleneck_run() {
-	local rt0 m0 c0 h0
+	local rt0 m0 c0 h0 i spids=() cpids=() t0 t1 s0='' s1='' running=1 rc mtu
 	rt0=$(retrans sroceC) m0=$(cnt sroceS ecn_marked_packets)
 	c0=$(cnt sroceS cnp_sent) h0=$(cnt sroceC cnp_handled)
-	flows es ec sroceS "$SG" sroceC "$CG" "$S_IP" 2 "$1"
+	mtu=$(ibv_attr sroceS active_mtu)
+	for i in 0 1; do
+		ip netns exec es timeout $((60 * SROCE_SLOW)) ib_write_bw -d sroceS -x "$SG" \
+			-p $((18700 + i)) -s 65536 -D "$DURATION" >"/tmp/ecn.$1.s$i" 2>&1 &
+		spids+=($!)
+	done
+	for i in 0 1; do
+		wait_until 30 dp_listening "${spids[i]}" $((18700 + i))
+	done
+	for i in 0 1; do
+		ip netns exec ec timeout $((60 * SROCE_SLOW)) ib_write_bw -d sroceC -x "$CG" \
+			-p $((18700 + i)) -s 65536 -D "$DURATION" "$S_IP" >"/tmp/ecn.$1.c$i" 2>&1 &
+		cpids+=($!)
+	done
+	SHARES='' JAIN='' PREV=''
+	if wait_until 30 flowing; then
+		nap "$WARM"
+		t0=$EPOCHREALTIME s0=$(epsns sroceS)
+		nap "$WINDOW"
+		t1=$EPOCHREALTIME s1=$(epsns sroceS)
+		for i in 0 1; do
+			kill -0 "${cpids[i]}" 2>/dev/null || running=0
+		done
+		if [ "$running" = 1 ]; then
+			SHARES=$(shares "$s0" "$s1" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$mtu")
+			JAIN=$(jain "$SHARES")
+		fi
+	fi
+	FLOWS_OK=1 BW=()
+	for i in 0 1; do
+		wait "${cpids[i]}"
+		rc=$?
+		wait "${spids[i]}" || rc=1
+		cat "/tmp/ecn.$1.s$i" "/tmp/ecn.$1.c$i" >&2
+		BW+=("$(bw_of "/tmp/ecn.$1.c$i")")
+		if [ "$rc" != 0 ] || [ -z "${BW[i]}" ]; then
+			FLOWS_OK=0
+			diag "flow $i ($1) failed, exit status $rc:"
+			diag_file "/tmp/ecn.$1.c$i" 20
+		fi
+	done
 	expect_eq "bottleneck, $1: both ib_write_bw flows complete" 1 "$FLOWS_OK"
+	if [ -n "$JAIN" ]; then
+		ok "bottleneck, $1: both flows measured over $WINDOW s while both ran"
+	else
+		not_ok "bottleneck, $1: both flows measured over $WINDOW s while both ran" \
+			"window: ${s0:-?} -> ${s1:-?}; clients still running: $running"
+		rdma -dd resource show qp link sroceS/1 >&2
+	fi
 	RT=$(($(retrans sroceC) - rt0))
 	MARKED=$(($(cnt sroceS ecn_marked_packets) - m0))
 	CNPS=$(($(cnt sroceS cnp_sent) - c0))
 	HANDLED=$(($(cnt sroceC cnp_handled) - h0))
 	BWS="${BW[0]:-?} and ${BW[1]:-?} MB/s"
-	diag "bottleneck $BOTTLENECK, $1: flows $BWS; retransmissions $RT; marked $MARKED, CNPs sent $CNPS, handled $HANDLED" \
+	diag "bottleneck $BOTTLENECK, $1: while both ran, QPN:MB/s ${SHARES:-?}(Jain's index ${JAIN:-?});" \
+		"perftest's averages $BWS; retransmissions $RT; marked $MARKED, CNPs sent $CNPS, handled $HANDLED" \
 		"$(tc -n er -s qdisc show dev r1 | grep -A3 '^qdisc red')"
 	snap sroceC sroceS >&2
 }
 
 check "ecn parameter off" set_ecn 0 N
 bottleneck_run "ECN off"
-rt_off=$RT
+rt_off=$RT jain_off=${JAIN:-?} shares_off=${SHARES:-?}
 expect_eq "ECN off: nothing marked" 0 "$MARKED"
 
 check "ecn parameter on" set_ecn 1 Y
@@ -202,6 +310,19 @@ rm -f "$pcap"
 expect_ne "ECN on: the receiver saw packets marked CE" 0 "$MARKED"
 expect_ne "ECN on: the receiver sent CNPs" 0 "$CNPS"
 expect_ne "ECN on: the sender handled CNPs" 0 "$HANDLED"
+# With ECN on next to nothing is lost, DCQCN's limits stand far above
+# the bottleneck (rdma's cc_rate_kbps) and each QP keeps its window in
+# flight: two alike QPs must get alike shares. With ECN off the index is
+# printed, not checked: drops share the bottleneck out as go-back-N and
+# the timeouts have it.
+diag "flows' shares while both ran: ECN off ${shares_off}(Jain's index $jain_off)," \
+	"ECN on ${SHARES:-?}(Jain's index ${JAIN:-?})"
+if [ -n "$JAIN" ] && awk -v j="$JAIN" 'BEGIN { exit !(j >= 0.9) }'; then
+	ok "ECN on: the flows share the bottleneck fairly (Jain's index $JAIN >= 0.9)"
+else
+	not_ok "ECN on: the flows share the bottleneck fairly (Jain's index ${JAIN:-?} >= 0.9)" \
+		"MB/s while both ran, by QPN: ${SHARES:-?}"
+fi
 if [ "$rt_on" -le "$rt_off" ]; then
 	ok "ECN on: retransmissions ($rt_on) no more than with ECN off ($rt_off)"
 else

@@ -85,6 +85,7 @@ enum {
 	SROCE_RES_QP_RNR_RETRIES,
 	SROCE_RES_QP_RNR_WAIT,
 	SROCE_RES_QP_CWND,
+	SROCE_RES_QP_CC_RATE,
 	SROCE_RES_QP_SQ_USED,
 	SROCE_RES_QP_SQ_SIZE,
 	SROCE_RES_QP_RQ_USED,
@@ -112,6 +113,7 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		[SROCE_RES_QP_RNR_RETRIES].name = "rnr_retries_left",
 		[SROCE_RES_QP_RNR_WAIT].name = "rnr_wait",
 		[SROCE_RES_QP_CWND].name = "cwnd",
+		[SROCE_RES_QP_CC_RATE].name = "cc_rate_kbps",
 		[SROCE_RES_QP_SQ_USED].name = "sq_used",
 		[SROCE_RES_QP_SQ_SIZE].name = "sq_size",
 		[SROCE_RES_QP_RQ_USED].name = "rq_used",
@@ -130,6 +132,8 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	f[SROCE_RES_QP_RNR_RETRIES].value = qp->comp.rnr_retries;
 	f[SROCE_RES_QP_RNR_WAIT].value = qp->comp.rnr_wait;
 	f[SROCE_RES_QP_CWND].value = qp->req.cwnd;
+	/* 0 while the rate limiter is off (no CNP, or recovered). */
+	f[SROCE_RES_QP_CC_RATE].value = qp->cc.limited ? qp->cc.rate : 0;
 	/* A process may write anything into its producer index: masked. */
 	prod = sroce_queue_load_producer(&qp->req.sq);
 	f[SROCE_RES_QP_SQ_USED].value = sroce_queue_count(&qp->req.sq, prod,
