@@ -173,8 +173,10 @@ check "es is reachable through the router" ping_ok ec "$S_IP"
 # counts the packets that arrived in order, each one path MTU of a 64 KiB
 # write: once both flows have delivered data, after WARM seconds for
 # DCQCN to settle, over WINDOW seconds, both flows still running at its
-# end.
-DURATION=13 WARM=2 WINDOW=5
+# end. Each look at the QPs takes up to a few seconds in a guest beside
+# busy ones: a 13 s flow ended before its window did in a loaded make
+# check, so the flows last 25 s.
+DURATION=25 WARM=2 WINDOW=5
 
 # epsns DEV: "QPN:EPSN" words of DEV's QPs but QP1, in QPN order.
 epsns() {
