@@ -5,7 +5,7 @@
 # whose "kernels:" header keeps it off the debug kernel (scale,
 # rdmacm_netns, the two-VM scenarios...) runs on the debug kernel, with
 # KASAN, lockdep and kmemleak watching. make check runs all of them on the
-# stock kernels already; it runs kunit, delete and pingpong_netns on the
+# stock kernels already; it runs kunit, delete, pingpong_netns and pktfuzz on the
 # debug kernel, which this does not repeat. Scenarios whose header says
 # "kernels: none" run here only. Then, on 6.1, pktfuzz_1m
 # (tests/extra/pktfuzz_1m.sh: the pktfuzz scenario with PKTFUZZ_COUNT
