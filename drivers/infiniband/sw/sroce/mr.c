@@ -69,6 +69,7 @@ static int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr,
 	mr->ibmr.lkey = sroce_key_make(index,
 				       atomic_inc_return(&sdev->key_gen));
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
 	WRITE_ONCE(mr->valid, valid);
 	return 0;
 }
@@ -324,6 +325,7 @@ int sroce_mr_fast_reg(struct ib_pd *pd, struct ib_mr *ibmr, u32 key,
 	WRITE_ONCE(mr->kbufs, mr->pbufs);
 	mr->pbufs = bufs;
 	WRITE_ONCE(mr->nbufs, min(mr->npbufs, mr->max_bufs));
+	WRITE_ONCE(mr->key, key);
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	/* Pairs with sroce_mr_get(): the fields above before the flag. */
@@ -384,7 +386,7 @@ static struct sroce_mr *sroce_key_get(struct sroce_dev *sdev, u32 key,
 
 	/* Pairs with sroce_mr_fast_reg(). */
 	if (!smp_load_acquire(&mr->valid) ||
-	    (remote_qp ? mr->ibmr.rkey : mr->ibmr.lkey) != key ||
+	    READ_ONCE(mr->key) != key ||
 	    READ_ONCE(mr->ibmr.pd) != pd ||
 	    !sroce_access_granted(READ_ONCE(mr->access), access) ||
 	    (len != SROCE_LEN_WHOLE &&
@@ -492,7 +494,7 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 
 	if (mr->kbufs && mr->ibmr.pd == pd) {
 		spin_lock_irqsave(&mr->reg_lock, flags);
-		if (mr->ibmr.lkey == key && !atomic_read(&mr->bound_mws)) {
+		if (mr->key == key && !atomic_read(&mr->bound_mws)) {
 			WRITE_ONCE(mr->valid, false);
 			err = 0;
 		}

@@ -82,6 +82,11 @@ static inline u32 sroce_key_make(u32 index, u32 var)
  *	region, for writing while the MMU notifier unmaps them
  * @odp_implicit: the child umems of an implicit @odp region, which covers
  *	the whole address space (odp.c); NULL for other regions
+ * @key: the lkey and rkey of the current registration, which accesses and
+ *	invalidations are checked against. Not ibmr.lkey: consumers re-key
+ *	a fast-registration region (ib_update_fast_reg_key()) when they post
+ *	its next REG_MR, which may be while a LOCAL_INV of the current key
+ *	is still queued ahead of it.
  */
 struct sroce_mr {
 	struct ib_mr		ibmr;
@@ -110,6 +115,7 @@ struct sroce_mr {
 	bool			odp;
 	rwlock_t		odp_lock;	/* see above */
 	struct sroce_odp_implicit *odp_implicit;
+	u32			key;
 };
 
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
