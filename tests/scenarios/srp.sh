@@ -11,17 +11,12 @@
 # checked. A logout must take the target port off ib_srp's list: logging
 # in again must never be refused as "Already connected".
 #
-# Not in the regular runs yet. On 6.1 the logins, the multipath device,
-# the file system and its checks after a remount pass, and so did the
-# first logout round and the second up to its checks over the remaining
-# path (39 checks); but while a path logs out, I/O on the other one
-# stalls until the SCSI layer aborts and resets it (30 s and more each
-# time), after a reset some of ib_srp's LOCAL_INVs fail with a local
-# protection error (the key of a registration the reset flushed), and the
-# second round's umount never ended. Not explained yet.
+# ib_srp posts the LOCAL_INV of a command's registration when the command
+# ends and re-keys the region for the next command at once, often before
+# that LOCAL_INV has run: the I/O of the rounds makes that frequent.
 #
 # topology: twovm
-# kernels: none
+# kernels: 6.1 6.12
 # timeout: 600
 # requires: sroce
 
