@@ -23,6 +23,7 @@
 #                        "none" skips it)
 #   SROCE_BENCH_STACKS   any of "sroce rxe tcp" (default all three)
 #   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs
+#   SROCE_BENCH_RUN_TIMEOUT  seconds before a hung run is killed (default 60)
 #
 # A quick run: SROCE_BENCH_MTUS=1500 SROCE_BENCH_SIZES="64 65536" make bench
 set -euo pipefail
@@ -41,7 +42,7 @@ fi
 # The selection, passed to the guests as shell assignments: words of
 # letters, digits and underscores only.
 env=
-for v in MTUS SIZES QPS STACKS BW_TESTS LAT_TESTS; do
+for v in MTUS SIZES QPS STACKS BW_TESTS LAT_TESTS RUN_TIMEOUT; do
 	var=SROCE_BENCH_$v
 	[ -n "${!var+set}" ] || continue
 	val=${!var}

@@ -32,6 +32,9 @@
 #   BENCH_QPS       QP counts of the ib_write_bw scaling run ("" skips it)
 #   BENCH_STACKS    any of sroce rxe tcp
 #   BENCH_BW_TESTS, BENCH_LAT_TESTS  perftest programs
+#   BENCH_RUN_TIMEOUT  seconds a client may run (default 60; the longest
+#                   run takes under ten): a run that hangs is killed and
+#                   reported failed instead of stalling the rest
 
 : "${BENCH_MTUS:=1500 4200}"
 : "${BENCH_SIZES:=64 256 1024 4096 16384 65536 1048576}"
@@ -39,6 +42,7 @@
 : "${BENCH_STACKS:=sroce rxe tcp}"
 : "${BENCH_BW_TESTS:=ib_write_bw ib_send_bw ib_read_bw}"
 : "${BENCH_LAT_TESTS:=ib_write_lat ib_send_lat}"
+: "${BENCH_RUN_TIMEOUT:=60}"
 # The scaling run's message size and payload, shared by its QPs.
 BENCH_QPS_SIZE=4096
 BENCH_QPS_BYTES=$((32 << 20))
@@ -98,7 +102,8 @@ pair() {
 	PAIR_CPU=
 	if [ "$ROLE" = b ]; then
 		out=$(mktemp)
-		timeout 600 "${srv[@]}" >"$out" 2>&1 &
+		# The server outlives a client that timed out by a little.
+		timeout $((BENCH_RUN_TIMEOUT + 30)) "${srv[@]}" >"$out" 2>&1 &
 		pid=$!
 		wait_until 60 listening "$port"
 		barrier "pair$_pair_n" 300
@@ -114,10 +119,10 @@ pair() {
 	fi
 	barrier "pair$_pair_n" 300 || return 1
 	c0=$(cpu_jiffies)
-	PAIR_OUT=$(timeout 600 "${cli[@]}" 2>&1)
+	PAIR_OUT=$(timeout "$BENCH_RUN_TIMEOUT" "${cli[@]}" 2>&1)
 	rc=$?
 	c1=$(cpu_jiffies)
-	srv_rc=$(get "pair$_pair_n.rc" 700) || srv_rc=none
+	srv_rc=$(get "pair$_pair_n.rc" $((BENCH_RUN_TIMEOUT + 60))) || srv_rc=none
 	peer=$(get "pair$_pair_n.cpu" 10) || peer="0 0"
 	local mine theirs
 	read -ra mine <<<"$(cpu_delta "$c0" "$c1")"
