@@ -18,7 +18,8 @@
 #   SROCE_BENCH_NOBUILD  set to 1 to use build/KVER/sroce.ko as it is
 #   SROCE_BENCH_MTUS     netdev MTUs (default "1500 4200": RoCE MTU 1024, 4096)
 #   SROCE_BENCH_SIZES    message sizes in bytes
-#                        (default "64 256 1024 4096 16384 65536 1048576")
+#                        (default "64 1024 4096 65536 1048576"; 1024 and
+#                        4096 fill one packet at either RoCE MTU)
 #   SROCE_BENCH_QPS      QP counts of the scaling run (default "1 10 100 1000";
 #                        "none" skips it)
 #   SROCE_BENCH_STACKS   any of "sroce rxe tcp" (default all three)

@@ -37,7 +37,7 @@
 #                   reported failed instead of stalling the rest
 
 : "${BENCH_MTUS:=1500 4200}"
-: "${BENCH_SIZES:=64 256 1024 4096 16384 65536 1048576}"
+: "${BENCH_SIZES:=64 1024 4096 65536 1048576}"
 : "${BENCH_QPS:=1 10 100 1000}"
 : "${BENCH_STACKS:=sroce rxe tcp}"
 : "${BENCH_BW_TESTS:=ib_write_bw ib_send_bw ib_read_bw}"
