@@ -23,7 +23,8 @@
 #   SROCE_BENCH_QPS      QP counts of the scaling run (default "1 10 100 1000";
 #                        "none" skips it)
 #   SROCE_BENCH_STACKS   any of "sroce rxe tcp" (default all three)
-#   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs
+#   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs ("none"
+#                        skips them, as for the others)
 #   SROCE_BENCH_RUN_TIMEOUT  seconds before a hung run is killed (default 60)
 #
 # A quick run: SROCE_BENCH_MTUS=1500 SROCE_BENCH_SIZES="64 65536" make bench

@@ -29,19 +29,20 @@
 #   BENCH_MTUS      netdev MTUs (default "1500 4200": RoCE path MTU 1024
 #                   and 4096)
 #   BENCH_SIZES     message sizes in bytes
-#   BENCH_QPS       QP counts of the ib_write_bw scaling run ("" skips it)
+#   BENCH_QPS       QP counts of the ib_write_bw scaling run
 #   BENCH_STACKS    any of sroce rxe tcp
 #   BENCH_BW_TESTS, BENCH_LAT_TESTS  perftest programs
+# Each of those takes its default when unset and selects nothing when empty.
 #   BENCH_RUN_TIMEOUT  seconds a client may run (default 60; the longest
 #                   run takes under ten): a run that hangs is killed and
 #                   reported failed instead of stalling the rest
 
-: "${BENCH_MTUS:=1500 4200}"
-: "${BENCH_SIZES:=64 1024 4096 65536 1048576}"
-: "${BENCH_QPS:=1 10 100 1000}"
-: "${BENCH_STACKS:=sroce rxe tcp}"
-: "${BENCH_BW_TESTS:=ib_write_bw ib_send_bw ib_read_bw}"
-: "${BENCH_LAT_TESTS:=ib_write_lat ib_send_lat}"
+: "${BENCH_MTUS=1500 4200}"
+: "${BENCH_SIZES=64 1024 4096 65536 1048576}"
+: "${BENCH_QPS=1 10 100 1000}"
+: "${BENCH_STACKS=sroce rxe tcp}"
+: "${BENCH_BW_TESTS=ib_write_bw ib_send_bw ib_read_bw}"
+: "${BENCH_LAT_TESTS=ib_write_lat ib_send_lat}"
 : "${BENCH_RUN_TIMEOUT:=60}"
 # The scaling run's message size and payload, shared by its QPs.
 BENCH_QPS_SIZE=4096
@@ -175,6 +176,10 @@ perftest_bw() {
 		qps=1
 		n=$(bw_iters "$size")
 	fi
+	# Whole rounds of perftest's completion moderation (100): with
+	# several QPs and a partial last round ib_write_bw -q 10 -n 819 hung
+	# on either stack.
+	[ "$n" -gt 100 ] && n=$((n - n % 100))
 	port=$((port + 1))
 	if pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" -- \
 		"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" "$NET4_B"; then
