@@ -31,6 +31,8 @@ pkgs=(
 	dkms dh-dkms debhelper dpkg-dev
 	# decoding the trace events and the captured frames (observe scenario)
 	linux-perf tshark
+	# the plot beside make bench's table
+	gnuplot-nox
 )
 
 missing=()

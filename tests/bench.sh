@@ -3,16 +3,31 @@
 #
 # "make bench": sroce against the kernel's rdma_rxe and against TCP on the
 # same link, in one boot of the two-VM topology (tests/bench/twovm.sh runs
-# in the guests): perftest bandwidth (ib_write_bw, ib_send_bw, ib_read_bw
-# at 64 B, 4 KiB, 64 KiB and 1 MiB) and latency (ib_write_lat, ib_send_lat
-# at 8 B and 4 KiB) over sroce, then over rdma_rxe, then iperf3 and qperf
-# over TCP. A benchmark, not a test: nothing is judged. The table, with the
-# ratios sroce/rxe and sroce/TCP, goes to out/bench/DATE/results.md and to
-# stdout.
+# in the guests), at each netdev MTU: perftest bandwidth (ib_write_bw,
+# ib_send_bw, ib_read_bw) and latency (ib_write_lat, ib_send_lat, with
+# their 99th and 99.9th percentiles) from 64 B to 1 MiB, ib_write_bw with
+# 1 to 1000 QPs, over sroce, then over rdma_rxe, then iperf3 and qperf over
+# TCP, with the guests' kernel CPU time per GiB moved. A benchmark, not a
+# test: nothing is judged. The tables, with the ratios sroce/rxe and
+# sroce/TCP, go to out/bench/DATE/results.md and to stdout; bench.png
+# beside them plots bandwidth and latency against the message size.
+# Documentation/performance.rst explains how to read them.
 #
 #   SROCE_BENCH_KERNEL   kernel to boot (default 6.1; see scripts/kernels.sh)
 #   SROCE_BENCH_OUT      output directory (default out/bench/DATE-TIME)
 #   SROCE_BENCH_NOBUILD  set to 1 to use build/KVER/sroce.ko as it is
+#   SROCE_BENCH_MTUS     netdev MTUs (default "1500 4200": RoCE MTU 1024, 4096)
+#   SROCE_BENCH_SIZES    message sizes in bytes
+#                        (default "64 1024 4096 65536 1048576"; 1024 and
+#                        4096 fill one packet at either RoCE MTU)
+#   SROCE_BENCH_QPS      QP counts of the scaling run (default "1 10 100 1000";
+#                        "none" skips it)
+#   SROCE_BENCH_STACKS   any of "sroce rxe tcp" (default all three)
+#   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs ("none"
+#                        skips them, as for the others)
+#   SROCE_BENCH_RUN_TIMEOUT  seconds before a hung run is killed (default 60)
+#
+# A quick run: SROCE_BENCH_MTUS=1500 SROCE_BENCH_SIZES="64 65536" make bench
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,10 +41,25 @@ if [ "${SROCE_BENCH_NOBUILD:-0}" != 1 ]; then
 	"$root/scripts/build-kernels.sh" >&2
 fi
 
+# The selection, passed to the guests as shell assignments: words of
+# letters, digits and underscores only.
+env=
+for v in MTUS SIZES QPS STACKS BW_TESTS LAT_TESTS RUN_TIMEOUT; do
+	var=SROCE_BENCH_$v
+	[ -n "${!var+set}" ] || continue
+	val=${!var}
+	[ "$val" = none ] && val=
+	if [[ ! $val =~ ^[A-Za-z0-9_\ ]*$ ]]; then
+		echo "bench: $var: only letters, digits, _ and spaces" >&2
+		exit 2
+	fi
+	env="${env}BENCH_$v='$val'; "
+done
+
 echo "bench: two VMs on kernel $kernel, output in $out" >&2
 rc=0
-"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --timeout 1800 \
-	--out "$out/vm" --cmd ". $root/tests/bench/twovm.sh" >"$out/vm.log" 2>&1 || rc=$?
+"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --timeout 2400 \
+	--out "$out/vm" --cmd "$env. $root/tests/bench/twovm.sh" >"$out/vm.log" 2>&1 || rc=$?
 raw=$out/vm/a/cmd.out
 if [ ! -s "$raw" ]; then
 	echo "bench: no output from the guests (exit status $rc); see $out/vm.log" >&2
@@ -48,50 +78,13 @@ kver=$(sed -n 's/^kver: //p' "$out/vm/a/boot.info" 2>/dev/null | head -n1)
 	echo "# sroce benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
 	echo "Two QEMU guests (TCG, one vCPU each) on kernel ${kver:-$kernel}, joined by a"
-	echo "virtio-net link over a QEMU stream socket, netdev MTU 1500 (RoCE path MTU"
-	echo "1024). Tree $commit. One run each: the machine is shared and noisy;"
-	echo "read the ratios, measured in the same boot, rather than the absolute figures."
-	echo
-	awk -F'\t' '
-	function num(x) { return x ~ /^[0-9.]+$/ && x + 0 > 0 }
-	function ratio(a, b) { return num(a) && num(b) ? sprintf("%.2f", a / b) : "-" }
-	function show(x) { return x == "" ? "-" : x }
-	{ v[$1 "|" $2 "|" $3 "|" $4] = $5 }
-	$4 == "MiBps" && $1 != "tcp" && !(($2 "|" $3) in seen_bw) { seen_bw[$2 "|" $3] = 1; bw[++nbw] = $2 "|" $3 }
-	$4 == "t_typical" && !(($2 "|" $3) in seen_lat) { seen_lat[$2 "|" $3] = 1; lat[++nlat] = $2 "|" $3 }
-	END {
-		print "## Bandwidth (MiB/s, higher is better)"
-		print ""
-		print "perftest \"BW average\"; TCP: one iperf3 stream writing the same message size."
-		print ""
-		print "| test | bytes | sroce | rxe | TCP | sroce/rxe | sroce/TCP |"
-		print "|---|---:|---:|---:|---:|---:|---:|"
-		for (i = 1; i <= nbw; i++) {
-			split(bw[i], k, "|")
-			s = v["sroce|" k[1] "|" k[2] "|MiBps"]
-			r = v["rxe|" k[1] "|" k[2] "|MiBps"]
-			t = v["tcp|iperf3|" k[2] "|MiBps"]
-			printf "| %s | %s | %s | %s | %s | %s | %s |\n", k[1], k[2], show(s), show(r), show(t), ratio(s, r), ratio(s, t)
-		}
-		print ""
-		print "## Latency (usec, lower is better)"
-		print ""
-		print "perftest t_typical and t_avg (half a round trip); TCP: qperf tcp_lat (half a"
-		print "round trip) with the same message size. Ratios of t_typical; below 1 sroce is faster."
-		print ""
-		print "| test | bytes | sroce t_typical | sroce t_avg | rxe t_typical | rxe t_avg | TCP | sroce/rxe | sroce/TCP |"
-		print "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-		for (i = 1; i <= nlat; i++) {
-			split(lat[i], k, "|")
-			st = v["sroce|" k[1] "|" k[2] "|t_typical"]
-			sa = v["sroce|" k[1] "|" k[2] "|t_avg"]
-			rt = v["rxe|" k[1] "|" k[2] "|t_typical"]
-			ra = v["rxe|" k[1] "|" k[2] "|t_avg"]
-			t = v["tcp|qperf_tcp_lat|" k[2] "|lat"]
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", k[1], k[2], show(st), show(sa), show(rt), show(ra), show(t), ratio(st, rt), ratio(st, t)
-		}
-	}' "$out/results.tsv"
-	failures=$(grep -E '^# failed|cannot attach' "$raw" || true)
+	echo "virtio-net link over a QEMU stream socket. Tree $commit. One run each: the"
+	echo "machine is shared and noisy; read the ratios, measured in the same boot,"
+	echo "rather than the absolute figures."
+} >"$out/header.md"
+{
+	/usr/bin/python3 "$root/tests/bench/report.py" "$out/results.tsv" "$out" "$out/header.md"
+	failures=$(grep -E '^# (failed|cannot)|cannot attach' "$raw" || true)
 	if [ -n "$failures" ]; then
 		echo
 		echo "## Runs that failed"

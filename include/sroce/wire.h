@@ -470,6 +470,24 @@ u32 sroce_icrc_hdr_grh(const void *grh);
 u32 sroce_icrc_update(u32 crc, const void *data, size_t len);
 
 /**
+ * sroce_icrc_init() - choose how sroce_icrc_update() computes the CRC
+ *
+ * Takes the crypto API's "crc32" where it computes the same CRC as
+ * crc32_le() and, unless the icrc_accel module parameter says otherwise,
+ * where a timed test finds it faster; crc32_le() otherwise.
+ *
+ * Context: module init, before any packet is built or checked.
+ */
+void sroce_icrc_init(void);
+
+/**
+ * sroce_icrc_exit() - release what sroce_icrc_init() took
+ *
+ * Context: module exit, after the last packet.
+ */
+void sroce_icrc_exit(void);
+
+/**
  * sroce_icrc_final() - finish an ICRC
  * @crc: the running CRC
  *

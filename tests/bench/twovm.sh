@@ -5,46 +5,92 @@
 # through tests/vm/shell.sh (lib.sh already sourced). VM b serves, VM a
 # measures; every figure becomes one line on VM a's output:
 #
-#   BENCH <tab> STACK <tab> TEST <tab> BYTES <tab> METRIC <tab> VALUE
+#   BENCH <tab> MTU <tab> STACK <tab> TEST <tab> X <tab> METRIC <tab> VALUE
 #
-# STACK is sroce, rxe or tcp; METRIC is MiBps (perftest "BW average", in
-# MiB/s; iperf3's receiver rate converted to MiB/s), t_typical and t_avg
-# (perftest latency, usec) or lat (qperf tcp_lat, usec). A run that fails
-# prints VALUE "failed". Runs are sized by iteration counts (bytes for
-# iperf3), qperf's latency test excepted: it only knows durations.
+# MTU is the netdev MTU of both eth0s; STACK is sroce, rxe or tcp; X is
+# the message size in bytes, or the QP count for TEST ib_write_bw_qps.
+# METRIC is one of
+#   MiBps          perftest "BW average" in MiB/s; iperf3's receiver rate
+#   t_typical, t_avg, t_p99, t_p999
+#                  perftest latency (half a round trip, usec): the median,
+#                  the mean, the 99th and 99.9th percentiles
+#   lat            qperf tcp_lat (half a round trip, usec, the mean)
+#   bytes          payload the run moved
+#   active_mtu     the RDMA port's active MTU (TEST port, X 0)
+#   cpu_kern, cpu_user
+#                  CPU seconds both guests spent in the kernel (system,
+#                  irq, softirq) and in user space during the run, from
+#                  /proc/stat; perftest polls its completion queue, so its
+#                  user time is the length of the run
+# A run that fails prints VALUE "failed". Runs are sized by iteration
+# counts (bytes for iperf3); qperf's latency test only knows durations.
+#
+# The environment selects a subset (tests/bench.sh passes it on):
+#   BENCH_MTUS      netdev MTUs (default "1500 4200": RoCE path MTU 1024
+#                   and 4096)
+#   BENCH_SIZES     message sizes in bytes
+#   BENCH_QPS       QP counts of the ib_write_bw scaling run
+#   BENCH_STACKS    any of sroce rxe tcp
+#   BENCH_BW_TESTS, BENCH_LAT_TESTS  perftest programs
+# Each of those takes its default when unset and selects nothing when empty.
+#   BENCH_RUN_TIMEOUT  seconds a client may run (default 60; the longest
+#                   run takes under ten): a run that hangs is killed and
+#                   reported failed instead of stalling the rest
 
-BENCH_BW_TESTS="ib_write_bw ib_send_bw ib_read_bw"
-BENCH_BW_SIZES="64 4096 65536 1048576"
-BENCH_LAT_TESTS="ib_write_lat ib_send_lat"
-BENCH_LAT_SIZES="8 4096"
-BENCH_LAT_ITERS=2000
-BENCH_TCP_BYTES=256M
-BENCH_TCP_LAT_SECS=3
+: "${BENCH_MTUS=1500 4200}"
+: "${BENCH_SIZES=64 1024 4096 65536 1048576}"
+: "${BENCH_QPS=1 10 100 1000}"
+: "${BENCH_STACKS=sroce rxe tcp}"
+: "${BENCH_BW_TESTS=ib_write_bw ib_send_bw ib_read_bw}"
+: "${BENCH_LAT_TESTS=ib_write_lat ib_send_lat}"
+: "${BENCH_RUN_TIMEOUT:=60}"
+# The scaling run's message size and payload, shared by its QPs.
+BENCH_QPS_SIZE=4096
+BENCH_QPS_BYTES=$((32 << 20))
+BENCH_TCP_LAT_SECS=2
 
-# bench_iters BYTES: iterations of a bandwidth run of that message size,
-# for a few seconds on the TCG link.
-bench_iters() {
-	case $1 in
-	64) echo 20000 ;;
-	4096) echo 10000 ;;
-	65536) echo 1500 ;;
-	*) echo 100 ;;
-	esac
+# clamp VALUE MIN MAX
+clamp() {
+	local v=$1
+	[ "$v" -lt "$2" ] && v=$2
+	[ "$v" -gt "$3" ] && v=$3
+	echo "$v"
 }
 
+# Bandwidth runs move about 32 MiB, at most 10000 messages: a few seconds
+# each on the TCG link. Latency runs are round trips, one at a time.
+bw_iters() { clamp $(((32 << 20) / $1)) 32 10000; }
+lat_iters() { clamp $(((8 << 20) / $1)) 20 1000; }
+# iperf3 writes of 64 bytes are slow: fewer bytes for small writes.
+tcp_bytes() { clamp $(($1 << 16)) $((4 << 20)) $((256 << 20)); }
+
 emit() {
-	printf 'BENCH\t%s\t%s\t%s\t%s\t%s\n' "$@"
+	printf 'BENCH\t%s\t%s\t%s\t%s\t%s\t%s\n' "$BENCH_MTU" "$@"
 }
 
 listening() { ss -ltn | grep -q ":$1 "; }
 
+# cpu_jiffies: "KERNEL USER" jiffies of all CPUs since boot.
+cpu_jiffies() {
+	awk '$1 == "cpu" { print $4 + $7 + $8, $2 + $3; exit }' /proc/stat
+}
+
+# cpu_delta "K0 U0" "K1 U1": "KERNEL USER" jiffies between two readings.
+cpu_delta() {
+	local a b
+	read -ra a <<<"$1"
+	read -ra b <<<"$2"
+	echo "$((b[0] - a[0])) $((b[1] - a[1]))"
+}
+
 _pair_n=0
 # pair PORT SERVER_CMD... -- CLIENT_CMD...: VM b starts the server and
 # waits until it listens on TCP PORT, then VM a runs the client. On VM a,
-# PAIR_OUT holds the client's output; returns non-zero when either side
+# PAIR_OUT holds the client's output and PAIR_CPU the "KERNEL USER"
+# jiffies both VMs spent while it ran; returns non-zero when either side
 # failed.
 pair() {
-	local port=$1 srv=() cli=() pid rc srv_rc out
+	local port=$1 srv=() cli=() pid rc srv_rc out c0 c1 peer
 	shift
 	while [ "$1" != -- ]; do
 		srv+=("$1")
@@ -54,23 +100,35 @@ pair() {
 	cli=("$@")
 	_pair_n=$((_pair_n + 1))
 	PAIR_OUT=
+	PAIR_CPU=
 	if [ "$ROLE" = b ]; then
 		out=$(mktemp)
-		timeout 600 "${srv[@]}" >"$out" 2>&1 &
+		# The server outlives a client that timed out by a little.
+		timeout $((BENCH_RUN_TIMEOUT + 30)) "${srv[@]}" >"$out" 2>&1 &
 		pid=$!
 		wait_until 60 listening "$port"
 		barrier "pair$_pair_n" 300
+		c0=$(cpu_jiffies)
 		wait "$pid"
 		rc=$?
+		c1=$(cpu_jiffies)
+		put "pair$_pair_n.cpu" "$(cpu_delta "$c0" "$c1")"
 		put "pair$_pair_n.rc" "$rc"
 		[ $rc = 0 ] || { echo "server failed ($rc): ${srv[*]}"; cat "$out"; } >&2
 		rm -f "$out"
 		return 0
 	fi
 	barrier "pair$_pair_n" 300 || return 1
-	PAIR_OUT=$(timeout 600 "${cli[@]}" 2>&1)
+	c0=$(cpu_jiffies)
+	PAIR_OUT=$(timeout "$BENCH_RUN_TIMEOUT" "${cli[@]}" 2>&1)
 	rc=$?
-	srv_rc=$(get "pair$_pair_n.rc" 700) || srv_rc=none
+	c1=$(cpu_jiffies)
+	srv_rc=$(get "pair$_pair_n.rc" $((BENCH_RUN_TIMEOUT + 60))) || srv_rc=none
+	peer=$(get "pair$_pair_n.cpu" 10) || peer="0 0"
+	local mine theirs
+	read -ra mine <<<"$(cpu_delta "$c0" "$c1")"
+	read -ra theirs <<<"$peer"
+	PAIR_CPU="$((mine[0] + theirs[0])) $((mine[1] + theirs[1]))"
 	echo "${cli[*]}" >&2
 	echo "$PAIR_OUT" >&2
 	if [ $rc != 0 ] || [ "$srv_rc" != 0 ]; then
@@ -78,6 +136,16 @@ pair() {
 		echo "$PAIR_OUT" | tail -n 5 | sed 's/^/#   /'
 		return 1
 	fi
+}
+
+# emit_cpu STACK TEST X BYTES: the payload and CPU time of the last pair.
+emit_cpu() {
+	local hz cpu
+	hz=$(getconf CLK_TCK)
+	read -ra cpu <<<"$PAIR_CPU"
+	emit "$1" "$2" "$3" bytes "$4"
+	emit "$1" "$2" "$3" cpu_kern "$(awk -v j="${cpu[0]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
+	emit "$1" "$2" "$3" cpu_user "$(awk -v j="${cpu[1]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
 }
 
 # attach MODULE TYPE DEV: sets BENCH_GID to the IPv4 RoCE v2 GID index.
@@ -97,46 +165,72 @@ detach() {
 
 port=18700
 
+# perftest_bw STACK DEV TEST SIZE QPS: one bandwidth run; X is the size,
+# or the QP count when QPS is above one or TEST is ib_write_bw_qps.
+perftest_bw() {
+	local stack=$1 dev=$2 t=$3 size=$4 qps=$5 name=$3 x=$4 n val
+	if [ "$qps" -gt 0 ]; then
+		name=${t}_qps x=$qps
+		n=$(clamp $((BENCH_QPS_BYTES / size / qps)) 10 10000)
+	else
+		qps=1
+		n=$(bw_iters "$size")
+	fi
+	# Whole rounds of perftest's completion moderation (100): with
+	# several QPs and a partial last round ib_write_bw -q 10 -n 819 hung
+	# on either stack.
+	[ "$n" -gt 100 ] && n=$((n - n % 100))
+	port=$((port + 1))
+	if pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" -- \
+		"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" "$NET4_B"; then
+		[ "$ROLE" = a ] || return 0
+		# #bytes #iterations BW_peak BW_average MsgRate
+		val=$(awk -v s="$size" '$1 == s && NF >= 5 { v = $4 } END { print v }' <<<"$PAIR_OUT")
+		emit "$stack" "$name" "$x" MiBps "${val:-failed}"
+		[ -n "$val" ] && emit_cpu "$stack" "$name" "$x" $((size * n * qps))
+	elif [ "$ROLE" = a ]; then
+		emit "$stack" "$name" "$x" MiBps failed
+	fi
+	return 0
+}
+
 # rdma_stack STACK MODULE TYPE DEV
 rdma_stack() {
-	local stack=$1 dev=$4 t size n val line
-	barrier "attach-$stack" 300
+	local stack=$1 dev=$4 t size line q m
+	local metrics=(t_typical t_avg t_p99 t_p999)
+	barrier "attach-$stack-$BENCH_MTU" 300
 	if ! attach "$2" "$3" "$dev"; then
 		echo "# $stack: cannot attach $dev" >&2
 		[ "$ROLE" = a ] && echo "# $stack: cannot attach $dev on VM a"
 	fi
+	[ "$ROLE" = a ] && emit "$stack" port 0 active_mtu "$(ibv_attr "$dev" active_mtu)"
 	for t in $BENCH_BW_TESTS; do
-		for size in $BENCH_BW_SIZES; do
-			n=$(bench_iters "$size")
-			port=$((port + 1))
-			if pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -- \
-				"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" "$NET4_B"; then
-				[ "$ROLE" = a ] || continue
-				# #bytes #iterations BW_peak BW_average MsgRate
-				val=$(awk -v s="$size" '$1 == s && NF >= 5 { v = $4 } END { print v }' <<<"$PAIR_OUT")
-				emit "$stack" "$t" "$size" MiBps "${val:-failed}"
-			elif [ "$ROLE" = a ]; then
-				emit "$stack" "$t" "$size" MiBps failed
-			fi
+		for size in $BENCH_SIZES; do
+			perftest_bw "$stack" "$dev" "$t" "$size" 0
 		done
+	done
+	for q in $BENCH_QPS; do
+		perftest_bw "$stack" "$dev" ib_write_bw "$BENCH_QPS_SIZE" "$q"
 	done
 	for t in $BENCH_LAT_TESTS; do
-		for size in $BENCH_LAT_SIZES; do
+		for size in $BENCH_SIZES; do
 			port=$((port + 1))
-			if pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n $BENCH_LAT_ITERS -- \
-				"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n $BENCH_LAT_ITERS "$NET4_B"; then
+			if pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$(lat_iters "$size")" -- \
+				"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$(lat_iters "$size")" "$NET4_B"; then
 				[ "$ROLE" = a ] || continue
-				# #bytes #iterations t_min t_max t_typical t_avg ...
-				line=$(awk -v s="$size" '$1 == s && NF >= 6 { l = $5 " " $6 } END { print l }' <<<"$PAIR_OUT")
-				emit "$stack" "$t" "$size" t_typical "${line%% *}"
-				emit "$stack" "$t" "$size" t_avg "${line##* }"
+				# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+				read -ra line < <(awk -v s="$size" '$1 == s && NF >= 9 { l = $5 " " $6 " " $8 " " $9 } END { print l }' <<<"$PAIR_OUT")
+				for m in 0 1 2 3; do
+					emit "$stack" "$t" "$size" "${metrics[m]}" "${line[m]:-failed}"
+				done
 			elif [ "$ROLE" = a ]; then
-				emit "$stack" "$t" "$size" t_typical failed
-				emit "$stack" "$t" "$size" t_avg failed
+				for m in "${metrics[@]}"; do
+					emit "$stack" "$t" "$size" "$m" failed
+				done
 			fi
 		done
 	done
-	barrier "detach-$stack" 300
+	barrier "detach-$stack-$BENCH_MTU" 300
 	[ "$ROLE" = a ] && rdma statistic show link "$dev/1" >&2
 	detach "$2" "$dev"
 }
@@ -149,14 +243,16 @@ qperf_usec() {
 }
 
 tcp_stack() {
-	local size val
-	for size in $BENCH_BW_SIZES; do
+	local size val bytes
+	for size in $BENCH_SIZES; do
+		bytes=$(tcp_bytes "$size")
 		if pair 5201 iperf3 -s -1 -p 5201 -- \
-			iperf3 -c "$NET4_B" -p 5201 -n $BENCH_TCP_BYTES -l "$size" -J; then
+			iperf3 -c "$NET4_B" -p 5201 -n "$bytes" -l "$size" -J; then
 			[ "$ROLE" = a ] || continue
 			val=$(/usr/bin/python3 -c 'import json, sys
 print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8 / 1048576))' <<<"$PAIR_OUT")
 			emit tcp iperf3 "$size" MiBps "${val:-failed}"
+			[ -n "$val" ] && emit_cpu tcp iperf3 "$size" "$bytes"
 		elif [ "$ROLE" = a ]; then
 			emit tcp iperf3 "$size" MiBps failed
 		fi
@@ -166,23 +262,39 @@ print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] /
 		qperf >/dev/null 2>&1 &
 		local qpid=$!
 		wait_until 60 listening 19765
-		barrier qperf-up 300
-		barrier qperf-done 600
+		barrier "qperf-up-$BENCH_MTU" 300
+		barrier "qperf-done-$BENCH_MTU" 600
 		kill "$qpid"
+		wait "$qpid" 2>/dev/null
 		return 0
 	fi
-	barrier qperf-up 300
-	for size in $BENCH_LAT_SIZES; do
+	barrier "qperf-up-$BENCH_MTU" 300
+	for size in $BENCH_SIZES; do
 		PAIR_OUT=$(timeout 120 qperf "$NET4_B" -t $BENCH_TCP_LAT_SECS -m "$size" tcp_lat 2>&1)
 		echo "$PAIR_OUT" >&2
 		val=$(qperf_usec "$PAIR_OUT")
 		emit tcp qperf_tcp_lat "$size" lat "${val:-failed}"
 	done
-	barrier qperf-done 600
+	barrier "qperf-done-$BENCH_MTU" 600
 }
 
-rdma_stack sroce sroce sroce sroce0
-rdma_stack rxe rdma_rxe rxe rxe0
-tcp_stack
+for BENCH_MTU in $BENCH_MTUS; do
+	barrier "mtu-$BENCH_MTU" 300
+	if ! ip link set eth0 mtu "$BENCH_MTU"; then
+		echo "# cannot set MTU $BENCH_MTU on VM $ROLE"
+		continue
+	fi
+	# Both ends at the new MTU before anything is sent at it.
+	barrier "mtu-set-$BENCH_MTU" 300
+	wait_until 30 ping -c 1 -W 1 -M "do" -s $((BENCH_MTU - 28)) "$PEER_IP4" >/dev/null
+	for stack in $BENCH_STACKS; do
+		case $stack in
+		sroce) rdma_stack sroce sroce sroce sroce0 ;;
+		rxe) rdma_stack rxe rdma_rxe rxe rxe0 ;;
+		tcp) tcp_stack ;;
+		esac
+	done
+done
+ip link set eth0 mtu 1500
 barrier bench-done 300
 true

@@ -83,10 +83,11 @@ static int __init sroce_init(void)
 	}
 
 	sroce_wire_init();
+	sroce_icrc_init();
 
 	err = sroce_qp_wq_init();
 	if (err)
-		goto err_module_notifier;
+		goto err_icrc;
 
 	err = sroce_dev_init();
 	if (err)
@@ -105,6 +106,8 @@ err_dev:
 	sroce_dev_exit();
 err_qp_wq:
 	sroce_qp_wq_exit();
+err_icrc:
+	sroce_icrc_exit();
 err_module_notifier:
 	unregister_module_notifier(&sroce_module_notifier);
 	return err;
@@ -121,6 +124,7 @@ static void __exit sroce_exit(void)
 	sroce_dev_exit();
 	sroce_finj_exit();
 	sroce_qp_wq_exit();
+	sroce_icrc_exit();
 	unregister_module_notifier(&sroce_module_notifier);
 	pr_info("unloaded\n");
 }
