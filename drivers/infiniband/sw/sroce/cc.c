@@ -117,7 +117,7 @@ MODULE_PARM_DESC(cnp_interval_us, "Least time between two CNPs a QP sends (defau
 
 static unsigned int sroce_max_rate_mbps = 10000;
 module_param_named(dcqcn_max_rate_mbps, sroce_max_rate_mbps, uint, 0644);
-MODULE_PARM_DESC(dcqcn_max_rate_mbps, "Rate a QP starts from on its first CNP, and recovers to (default: 10000)");
+MODULE_PARM_DESC(dcqcn_max_rate_mbps, "Line rate: the most a QP starts from on its first CNP (its measured rate when lower), and recovers to (default: 10000)");
 
 static unsigned int sroce_min_rate_mbps = 1;
 module_param_named(dcqcn_min_rate_mbps, sroce_min_rate_mbps, uint, 0644);
