@@ -16,15 +16,14 @@
  *
  * Reaction point: while "ecn" is on (with it off nothing this host sends
  * can be marked, so a CNP can only be forged), a QP that receives a CNP
- * limits its requester to a rate, starting from dcqcn_max_rate_mbps (the
- * line rate, which a software device does not know; its packets go no
- * faster anyway) the first time.
+ * limits its requester to a rate.
  * On each CNP the target rate becomes the current rate, the current rate
  * is cut by a factor alpha/2 and alpha, the estimate of how congested the
  * path is, moves towards 1 by the gain g: alpha = (1 - g) * alpha + g.
- * Every dcqcn_alpha_us without a CNP alpha decays: alpha = (1 - g) * alpha.
- * Without CNPs the rate then recovers in stages, one per dcqcn_timer_us
- * elapsed and one per dcqcn_byte_reset bytes sent. At each stage:
+ * Every alpha period (dcqcn_alpha_us) without a CNP alpha decays:
+ * alpha = (1 - g) * alpha. Without CNPs the rate then recovers in stages,
+ * one per timer period (dcqcn_timer_us) elapsed and one per
+ * dcqcn_byte_reset bytes sent. At each stage:
  *
  * - fast recovery, while fewer than dcqcn_threshold stages of either kind
  *   have passed since the last CNP: current = (current + target) / 2;
@@ -34,8 +33,40 @@
  * - additive increase in between: the target grows by
  *   dcqcn_ai_rate_mbps, then likewise.
  *
- * The rate never falls below dcqcn_min_rate_mbps; once it is back within
- * one additive step of the line rate the limiter is off again.
+ * The rate never falls below dcqcn_min_rate_mbps.
+ *
+ * DCQCN's defaults are a NIC's: the limit starts from the line rate
+ * (dcqcn_max_rate_mbps) and a congested QP gets a CNP about every
+ * dcqcn_alpha_us, having sent many packets in between. A software device
+ * sends some tens of Mbit/s, a packet every few hundred microseconds in
+ * a test guest, and a CNP can only follow a marked packet. Taken as they
+ * are, the defaults then never hold it back: cuts of a few percent from
+ * 10 Gbit/s, alpha decaying some ten times between two CNPs (settling
+ * near 0.08, cuts of 4%), and the timer stages recovering each cut before
+ * the next CNP comes. The reaction point therefore fits them to what the
+ * QP sends:
+ *
+ * - while ECN is on, every RC QP measures the rate its requester sends
+ *   at, and the mean spacing of its packets, over windows of at least a
+ *   millisecond, smoothed by 1/4 a window (include/sroce/dcqcn.h; a
+ *   window spanning a pause is dropped);
+ * - the first CNP starts the limit from the measured rate, when there is
+ *   one below the line rate, so that its first cut binds;
+ * - the current and the target rate stay within twice the measured rate,
+ *   so that no increase lifts the limit beyond the next cut's reach; since
+ *   a limited QP sends at its limit, the cap still lets the rate double;
+ * - while the QP sends less than a packet per alpha period, the alpha and
+ *   the timer periods stretch by its packet spacing over dcqcn_alpha_us:
+ *   alpha then decays once per packet that brought no CNP, and as many
+ *   packets pass per recovery stage as DCQCN assumes, instead of the
+ *   timer undoing every cut. A QP that sends faster is left DCQCN's
+ *   periods as set.
+ *
+ * The limit is lifted once it is back within one additive step of the
+ * line rate, or of the cap in hyper increase: the QP then sends at half
+ * its limit or less, well past the last CNP, and the next CNP starts
+ * afresh from what it sends. It is also lifted after SROCE_CC_MAX_CATCHUP
+ * timer periods without a CNP.
  *
  * The limiter is a next-send time: each request packet moves it on by its
  * length at the current rate. A requester that finds it in the future
@@ -86,7 +117,7 @@ MODULE_PARM_DESC(cnp_interval_us, "Least time between two CNPs a QP sends (defau
 
 static unsigned int sroce_max_rate_mbps = 10000;
 module_param_named(dcqcn_max_rate_mbps, sroce_max_rate_mbps, uint, 0644);
-MODULE_PARM_DESC(dcqcn_max_rate_mbps, "Rate a QP starts from on its first CNP, and recovers to (default: 10000)");
+MODULE_PARM_DESC(dcqcn_max_rate_mbps, "Line rate: the most a QP starts from on its first CNP (its measured rate when lower), and recovers to (default: 10000)");
 
 static unsigned int sroce_min_rate_mbps = 1;
 module_param_named(dcqcn_min_rate_mbps, sroce_min_rate_mbps, uint, 0644);
@@ -205,6 +236,7 @@ void sroce_cc_reset(struct sroce_qp *qp)
 	qp->cc.t_stage = 0;
 	qp->cc.b_stage = 0;
 	qp->cc.bytes = 0;
+	qp->cc.meas = (struct sroce_cc_meas){};
 }
 
 /**
@@ -216,24 +248,48 @@ void sroce_cc_stop(struct sroce_qp *qp)
 	hrtimer_cancel(&qp->cc.timer);
 }
 
+/*
+ * DCQCN's periods in the QP's packet time: while it sends less than a
+ * packet per alpha period, both stretch by its packet spacing over that
+ * period (see the top of the file).
+ */
+static u64 sroce_cc_alpha_period(const struct sroce_cc *cc)
+{
+	u64 slot = sroce_cc_period(&sroce_alpha_us);
+
+	return sroce_cc_stretch(slot, slot, cc->meas.gap);
+}
+
+static u64 sroce_cc_timer_period(const struct sroce_cc *cc)
+{
+	return sroce_cc_stretch(sroce_cc_period(&sroce_timer_us),
+				sroce_cc_period(&sroce_alpha_us), cc->meas.gap);
+}
+
 /* One stage of rate increase (see the top of the file). */
 static void sroce_cc_increase(struct sroce_qp *qp)
 {
 	struct sroce_cc *cc = &qp->cc;
 	u32 max_rate = sroce_cc_mbps(&sroce_max_rate_mbps);
+	u32 cap = sroce_cc_cap(max_rate, &cc->meas);
 	u32 ai = sroce_cc_mbps(&sroce_ai_rate_mbps);
 	u32 f = READ_ONCE(sroce_threshold);
 	u32 lo = min(cc->t_stage, cc->b_stage);
 	u32 hi = max(cc->t_stage, cc->b_stage);
-	u64 target = cc->target;
+	u64 inc = 0;
 
 	if (lo > f)
-		target += (u64)(lo - f) * sroce_cc_mbps(&sroce_hai_rate_mbps);
+		inc = (u64)(lo - f) * sroce_cc_mbps(&sroce_hai_rate_mbps);
 	else if (hi >= f)
-		target += ai;
-	cc->target = min_t(u64, target, max_rate);
-	cc->rate = cc->rate / 2 + cc->target / 2;
-	if (cc->target >= max_rate && cc->rate + ai >= max_rate)
+		inc = ai;
+	sroce_cc_raise(&cc->rate, &cc->target, inc, cap);
+	/*
+	 * Back at the line rate, or, in hyper increase (long without a CNP),
+	 * at twice what the QP sends: either way the limit no longer holds
+	 * it back.
+	 */
+	if (cc->target >= cap && cc->rate + ai >= cap &&
+	    (cap >= max_rate || lo > f))
 		cc->limited = false;
 }
 
@@ -241,7 +297,7 @@ static void sroce_cc_increase(struct sroce_qp *qp)
 static void sroce_cc_catch_up(struct sroce_qp *qp, u64 now)
 {
 	struct sroce_cc *cc = &qp->cc;
-	u64 period = sroce_cc_period(&sroce_alpha_us), n;
+	u64 period = sroce_cc_alpha_period(cc), n;
 	unsigned int g = sroce_cc_g();
 
 	if (now > cc->alpha_time) {
@@ -256,7 +312,7 @@ static void sroce_cc_catch_up(struct sroce_qp *qp, u64 now)
 		}
 	}
 
-	period = sroce_cc_period(&sroce_timer_us);
+	period = sroce_cc_timer_period(cc);
 	if (now <= cc->incr_time)
 		return;
 	n = div64_u64(now - cc->incr_time, period);
@@ -318,6 +374,10 @@ void sroce_cc_sent(struct sroce_qp *qp, u32 payload)
 	u32 bytes = payload + SROCE_CC_PKT_OVERHEAD;
 	u32 reset = max_t(u32, READ_ONCE(sroce_byte_reset), 1);
 
+	/* Without ECN no CNP comes, and nothing needs the measurement. */
+	if (!READ_ONCE(sroce_ecn))
+		return;
+	sroce_cc_meas_sent(&cc->meas, bytes, ktime_get_ns());
 	if (!cc->limited)
 		return;
 	/* bytes * 8 bits at cc->rate kbit/s, in ns */
@@ -340,6 +400,7 @@ void sroce_cc_cnp_recv(struct sroce_qp *qp)
 {
 	struct sroce_cc *cc = &qp->cc;
 	u32 min_rate = sroce_cc_mbps(&sroce_min_rate_mbps);
+	u32 max_rate = sroce_cc_mbps(&sroce_max_rate_mbps);
 	unsigned int g = sroce_cc_g();
 	enum ib_qp_state state;
 	u64 now = ktime_get_ns();
@@ -359,15 +420,15 @@ void sroce_cc_cnp_recv(struct sroce_qp *qp)
 	sroce_stat_inc(qp->sdev, SROCE_STAT_CNP_HANDLED);
 	if (!cc->limited) {
 		cc->limited = true;
-		cc->rate = sroce_cc_mbps(&sroce_max_rate_mbps);
+		cc->rate = sroce_cc_start_rate(max_rate, &cc->meas);
 		cc->alpha = SROCE_CC_ONE;
 		cc->next_send = now;
 	} else {
 		sroce_cc_catch_up(qp, now);
+		cc->rate = min(cc->rate, sroce_cc_cap(max_rate, &cc->meas));
 	}
 	cc->target = cc->rate;
-	cc->rate -= (u32)(((u64)cc->rate * cc->alpha) >> 17);
-	cc->rate = max(cc->rate, min_rate);
+	cc->rate = sroce_cc_cut(cc->rate, cc->alpha, min_rate);
 	cc->alpha = cc->alpha - (cc->alpha >> g) + (SROCE_CC_ONE >> g);
 	cc->alpha_time = now;
 	cc->incr_time = now;

@@ -10,6 +10,7 @@
 #include <linux/atomic.h>
 #include <linux/hrtimer.h>
 #include <linux/types.h>
+#include <sroce/dcqcn.h>
 
 struct sk_buff;
 struct sroce_qp;
@@ -26,6 +27,7 @@ struct sroce_qp;
  * @t_stage: timer stages since the last CNP
  * @b_stage: byte stages since the last CNP
  * @next_send: the earliest time the next request packet may go, ns
+ * @meas: the rate the QP's requester sends at, measured while ECN is on
  * @timer: wakes the requester at @next_send
  * @last_cnp: when the last CNP left for this QP's peer, ns
  *
@@ -43,6 +45,7 @@ struct sroce_cc {
 	u32		t_stage;
 	u32		b_stage;
 	u64		next_send;
+	struct sroce_cc_meas meas;
 	struct hrtimer	timer;
 	atomic64_t	last_cnp;
 };
