@@ -13,6 +13,7 @@
 
 #include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/overflow.h>
 #include <linux/time64.h>
 #include <linux/types.h>
 
@@ -131,9 +132,20 @@ static inline u32 sroce_cc_cap(u32 max_rate, const struct sroce_cc_meas *m)
  */
 static inline u64 sroce_cc_stretch(u64 period, u64 slot, u32 gap)
 {
+	u64 q, r, whole;
+
 	if (!slot || gap <= slot)
 		return period;
-	return mul_u64_u64_div_u64(period, gap, slot);
+
+	/*
+	 * Not mul_u64_u64_div_u64(): on 6.1 its x86 version may put the
+	 * divisor in the register its multiply overwrites. Here @slot <
+	 * @gap, both below 2^32, so the remainder's product fits 64 bits.
+	 */
+	q = div64_u64_rem(period, slot, &r);
+	if (check_mul_overflow(q, (u64)gap, &whole))
+		return U64_MAX;
+	return whole + div64_u64(r * gap, slot);
 }
 
 /**
