@@ -315,10 +315,10 @@ static u32 sroce_icrc_shash(struct crypto_shash *tfm, u32 crc,
 	u32 out = crc;
 
 	desc->tfm = tfm;
-	/* The state is the running u32 itself: see sroce_icrc_init(). */
 	/*
-	 * A CRC holds no secret: the descriptor is not wiped afterwards, as
-	 * a keyed hash's would be; that would cost as much as a short CRC.
+	 * The state is the running u32 itself (see sroce_icrc_init()). A CRC
+	 * holds no secret, so the descriptor is not wiped afterwards as a
+	 * keyed hash's would be: that would cost as much as a short CRC.
 	 */
 	if (crypto_shash_import(desc, &crc) ||
 	    crypto_shash_update(desc, data, len) ||
