@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Transmit bursts: several finished packets of a QP handed to the IP layer
+ * as one skb, so that the driver below is notified once for all of them.
+ *
+ * On virtual NICs, and above all under emulation, what a packet costs is
+ * mostly the notification of the device (the "kick"), not its bytes. A
+ * driver kicks once for a list of packets handed to it with the xmit_more
+ * hint, and the stack hands it such a list when it segments a GSO packet
+ * in software. RoCE packets cannot be cut out of one payload by ordinary
+ * segmentation, each having its own BTH, PSN and ICRC; UDP's fraglist GSO
+ * (SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST) however takes a chain of complete
+ * datagrams, each with its own IP and UDP header, and only copies the
+ * link-layer header of the first onto the others when it splits them.
+ *
+ * So a burst is a chain of finished packets on the frag_list of its first
+ * one. It goes through the IP layer, netfilter and the qdisc as one packet
+ * and is split again just before the driver. A device that takes such a
+ * chain whole (a veth, a VLAN device, loopback) passes it on unsplit, and
+ * the receiving UDP socket splits it.
+ *
+ * What the split rewrites is prepared when a packet joins:
+ *  - the IPv4 ID: inet_gso_segment() numbers the segments upwards from the
+ *    ID of the first; the ICRC covers the ID, so every packet is built with
+ *    the ID it will have, its index in the burst;
+ *  - the UDP length of the first packet, set from gso_size: gso_size is the
+ *    first packet's UDP payload, and no later packet may be longer (the IP
+ *    layer also checks gso_size against the path MTU);
+ *  - checksums: a fraglist has no per-segment offload offsets, so the UDP
+ *    checksum of an IPv6 packet is computed in full beforehand.
+ *
+ * Packets are counted in flight (sroce_pkt_track()) one by one. When the
+ * burst is split, the packets after the first stop counting: from then on
+ * they are the driver's, and its ring bounds them.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/udp.h>
+#include <net/dst.h>
+
+#include "burst.h"
+#include "qp.h"
+#include "sroce.h"
+#include "stats.h"
+#include "xmit.h"
+
+/*
+ * The length of a burst from its first IP header on: within the 16-bit
+ * length fields of IPv4 and IPv6 the unsplit packet carries, and below the
+ * default GSO size limit with room to spare for link-layer headers.
+ */
+#define SROCE_BURST_MAX_LEN	(63 * 1024)
+
+static unsigned int sroce_tx_burst = 64;
+module_param_named(tx_burst, sroce_tx_burst, uint, 0644);
+MODULE_PARM_DESC(tx_burst,
+		 "Most packets of a QP handed to the IP layer at once (0 or 1: each alone; default 64)");
+
+/**
+ * sroce_burst_enabled() - whether packets are gathered into bursts
+ *
+ * Return: false when the tx_burst parameter says to send each alone.
+ */
+bool sroce_burst_enabled(void)
+{
+	return READ_ONCE(sroce_tx_burst) > 1;
+}
+
+/* UDP payload bytes of a finished packet whose data starts at its IP header. */
+static unsigned int sroce_burst_udp_payload(const struct sk_buff *skb)
+{
+	return skb->len - skb_transport_offset(skb) - sizeof(struct udphdr);
+}
+
+/**
+ * sroce_burst_may_join() - whether a packet may go at the end of a burst
+ * @burst: the burst
+ * @skb: the packet: headers on, data at the IP header, not yet routed
+ * @dst: the route the packet will take
+ *
+ * An empty burst takes any packet. Otherwise the packet must take the same
+ * route (the split copies the first packet's link-layer header onto it),
+ * be no longer than the first, and fit the burst's limits.
+ *
+ * Return: true when sroce_burst_add() may add @skb.
+ */
+bool sroce_burst_may_join(const struct sroce_burst *burst,
+			  const struct sk_buff *skb,
+			  const struct dst_entry *dst)
+{
+	const struct sk_buff *head = burst->head;
+
+	if (!head)
+		return true;
+	return skb_dst(head) == dst &&
+	       burst->count < READ_ONCE(sroce_tx_burst) &&
+	       sroce_burst_udp_payload(skb) <= burst->mss &&
+	       head->len + sroce_burst_udp_payload(skb) <= SROCE_BURST_MAX_LEN;
+}
+
+/**
+ * sroce_burst_add() - add a finished packet at the end of a burst
+ * @burst: the burst; sroce_burst_may_join() allowed @skb
+ * @skb: the packet: complete, counted in flight, routed, data at the IP
+ *	header; the burst owns it
+ */
+void sroce_burst_add(struct sroce_burst *burst, struct sk_buff *skb)
+{
+	struct sk_buff *head = burst->head;
+
+	if (!head) {
+		burst->head = skb;
+		burst->count = 1;
+		burst->mss = sroce_burst_udp_payload(skb);
+		return;
+	}
+	/* The first packet's route serves all; the split drops the others'. */
+	skb_dst_drop(skb);
+	/* As UDP's GRO leaves a fraglist: each part from its UDP payload on. */
+	__skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
+	if (burst->tail)
+		burst->tail->next = skb;
+	else
+		skb_shinfo(head)->frag_list = skb;
+	burst->tail = skb;
+	head->len += skb->len;
+	head->data_len += skb->len;
+	head->truesize += skb->truesize;
+	burst->count++;
+}
+
+/**
+ * sroce_burst_push() - hand a burst to the IP layer and empty it
+ * @qp: the QP whose packets it holds
+ * @burst: the burst, possibly empty
+ *
+ * A drop by the local queue is remembered for sroce_burst_flush().
+ *
+ * Context: any, with bottom halves disabled.
+ */
+void sroce_burst_push(struct sroce_qp *qp, struct sroce_burst *burst)
+{
+	struct sk_buff *skb = burst->head;
+	unsigned int count = burst->count;
+
+	if (!skb)
+		return;
+	burst->head = NULL;
+	burst->tail = NULL;
+	burst->count = 0;
+	if (count > 1) {
+		struct skb_shared_info *shinfo = skb_shinfo(skb);
+
+		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+		shinfo->gso_size = burst->mss;
+		shinfo->gso_segs = count;
+		/* Every packet is complete: no checksum is left to offload. */
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_BURSTS);
+	}
+	if (sroce_pkt_emit(qp, skb) == -ENOBUFS)
+		burst->dropped = true;
+}
+
+/**
+ * sroce_burst_flush() - hand a burst to the IP layer, and say whether the
+ *	local queue dropped any of the bursts pushed since the last flush
+ * @qp: the QP whose packets it holds
+ * @burst: the burst, possibly empty
+ *
+ * Context: any, with bottom halves disabled.
+ * Return: -ENOBUFS when packets were dropped, else 0.
+ */
+int sroce_burst_flush(struct sroce_qp *qp, struct sroce_burst *burst)
+{
+	bool dropped;
+
+	sroce_burst_push(qp, burst);
+	dropped = burst->dropped;
+	burst->dropped = false;
+	return dropped ? -ENOBUFS : 0;
+}
