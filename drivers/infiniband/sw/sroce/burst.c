@@ -15,17 +15,20 @@
  *
  * So a burst is a chain of finished packets on the frag_list of its first
  * one. It goes through the IP layer, netfilter and the qdisc as one packet
- * and is split again just before the driver. A device that takes such a
- * chain whole (a veth, a VLAN device, loopback) passes it on unsplit, and
- * the receiving UDP socket splits it.
+ * and is split again just before the driver. Only routes out of a device
+ * that splits it take bursts: a device that takes such a chain whole (a
+ * veth, a bridge, loopback) would carry it unsplit to a packet capture or
+ * to a router, and the kick it saves does not exist there.
  *
  * What the split rewrites is prepared when a packet joins:
  *  - the IPv4 ID: inet_gso_segment() numbers the segments upwards from the
  *    ID of the first; the ICRC covers the ID, so every packet is built with
  *    the ID it will have, its index in the burst;
- *  - the UDP length of the first packet, set from gso_size: gso_size is the
- *    first packet's UDP payload, and no later packet may be longer (the IP
- *    layer also checks gso_size against the path MTU);
+ *  - the UDP length of the first packet: that of the whole burst while it
+ *    is one packet (the UDP receive path trims a datagram to it), then set
+ *    from gso_size by the split; gso_size is the first packet's UDP payload,
+ *    and no later packet may be longer (the IP layer also checks gso_size
+ *    against the path MTU);
  *  - checksums: a fraglist has no per-segment offload offsets, so the UDP
  *    checksum of an IPv6 packet is computed in full beforehand.
  *
@@ -36,6 +39,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/if_vlan.h>
 #include <linux/module.h>
 #include <linux/udp.h>
 #include <net/dst.h>
@@ -66,6 +70,22 @@ MODULE_PARM_DESC(tx_burst,
 bool sroce_burst_enabled(void)
 {
 	return READ_ONCE(sroce_tx_burst) > 1;
+}
+
+/**
+ * sroce_burst_route_ok() - whether packets on a route may go in bursts
+ * @dst: the route
+ *
+ * Return: true when the device the packets leave by splits bursts.
+ */
+bool sroce_burst_route_ok(const struct dst_entry *dst)
+{
+	struct net_device *dev = dst->dev;
+
+	/* sroce_vlan_out() queues a VLAN's frames on its real device. */
+	if (is_vlan_dev(dev))
+		dev = vlan_dev_real_dev(dev);
+	return !(dev->features & NETIF_F_GSO_FRAGLIST);
 }
 
 /* UDP payload bytes of a finished packet whose data starts at its IP header. */
@@ -156,6 +176,7 @@ void sroce_burst_push(struct sroce_qp *qp, struct sroce_burst *burst)
 		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 		shinfo->gso_size = burst->mss;
 		shinfo->gso_segs = count;
+		udp_hdr(skb)->len = htons(skb->len - skb_transport_offset(skb));
 		/* Every packet is complete: no checksum is left to offload. */
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_BURSTS);

@@ -34,6 +34,7 @@ struct sroce_burst {
 };
 
 bool sroce_burst_enabled(void);
+bool sroce_burst_route_ok(const struct dst_entry *dst);
 bool sroce_burst_may_join(const struct sroce_burst *burst,
 			  const struct sk_buff *skb,
 			  const struct dst_entry *dst);

@@ -492,6 +492,10 @@ static int sroce_pkt_xmit(struct sroce_qp *qp, const struct sroce_av *av,
 		kfree_skb(skb);
 		return err;
 	}
+	if (burst && !sroce_burst_route_ok(dst)) {
+		sroce_burst_push(qp, burst);
+		burst = NULL;
+	}
 	if (burst) {
 		if (!sroce_burst_may_join(burst, skb, dst))
 			sroce_burst_push(qp, burst);
