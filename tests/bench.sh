@@ -33,6 +33,10 @@
 #   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs ("none"
 #                        skips them, as for the others)
 #   SROCE_BENCH_RUN_TIMEOUT  seconds before a hung run is killed (default 60)
+#   SROCE_BENCH_ROUNDS   run the floors and the stacks this many times in
+#                        turn at each MTU (default 1); the report gives the
+#                        median of the rounds: with "sroce sroce1", an A/B
+#                        less at the mercy of the machine's load drifting
 #
 # A quick run: SROCE_BENCH_MTUS=1500 SROCE_BENCH_SIZES="64 65536" make bench
 set -euo pipefail
@@ -51,7 +55,7 @@ fi
 # The selection, passed to the guests as shell assignments: words of
 # letters, digits and underscores only.
 env=
-for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS RUN_TIMEOUT; do
+for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS RUN_TIMEOUT ROUNDS; do
 	var=SROCE_BENCH_$v
 	[ -n "${!var+set}" ] || continue
 	val=${!var}
@@ -63,9 +67,15 @@ for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS RUN_TIMEOUT; do
 	env="${env}BENCH_$v='$val'; "
 done
 
+rounds=${SROCE_BENCH_ROUNDS:-1}
+if [[ ! $rounds =~ ^[1-9][0-9]?$ ]]; then
+	echo "bench: SROCE_BENCH_ROUNDS: a number from 1 to 99" >&2
+	exit 2
+fi
+
 echo "bench: two VMs on kernel $kernel, output in $out" >&2
 rc=0
-"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --timeout 2400 \
+"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --timeout $((2400 * rounds)) \
 	--out "$out/vm" --cmd "$env. $root/tests/bench/twovm.sh" >"$out/vm.log" 2>&1 || rc=$?
 raw=$out/vm/a/cmd.out
 if [ ! -s "$raw" ]; then

@@ -5,7 +5,9 @@
     report.py RESULTS.TSV OUTDIR HEADER
 
 RESULTS.TSV holds the BENCH lines of tests/bench/twovm.sh without their
-first field: MTU, stack, test, X, metric, value. The Markdown report goes
+first field: MTU, stack, test, X, metric, value. A figure measured in
+several rounds is reported as the median of those that did not fail.
+The Markdown report goes
 to stdout (HEADER, a file, is copied first); OUTDIR gets bench.png, drawn
 by gnuplot when it is installed, and the data files it was drawn from.
 """
@@ -71,6 +73,18 @@ def floor_of(vals, mrows, key, metric):
     return None, None
 
 
+def combine(values):
+    """One figure of several rounds: the median of the numbers."""
+    if len(set(values)) == 1:
+        return values[0]
+    nums = sorted(float(v) for v in values if num(v) is not None)
+    if not nums:
+        return values[-1]
+    n = len(nums)
+    m = nums[n // 2] if n % 2 else (nums[n // 2 - 1] + nums[n // 2]) / 2
+    return "%.2f" % m
+
+
 def row(cells):
     return "| " + " | ".join(show(c) for c in cells) + " |"
 
@@ -87,7 +101,11 @@ def main():
             parts = line.rstrip("\n").split("\t")
             if len(parts) == 6:
                 rows.append(parts)
-    vals = {tuple(r[:5]): r[5] for r in rows}
+    figures = {}
+    for r in rows:
+        figures.setdefault(tuple(r[:5]), []).append(r[5])
+    vals = {k: combine(v) for k, v in figures.items()}
+    rounds = max([len(v) for v in figures.values()] or [1])
     mtus = ordered(rows, lambda r: r[0])
     # Columns for the stacks and floors this run measured, at any MTU:
     # sroce always, the others when selected.
@@ -100,6 +118,11 @@ def main():
     w = out.append
     with open(header) as f:
         w(f.read().rstrip("\n"))
+    if rounds > 1:
+        w("")
+        w("The floors and stacks ran %d times in turn at each MTU; each "
+          "figure is the median of its rounds (a failed round left out)."
+          % rounds)
 
     burst = [(m, s, vals[(m, s, "param", "0", "tx_burst")]) for m in mtus
              for s in ("sroce", "sroce1")
@@ -244,7 +267,7 @@ def main():
                     cells[cols.index("TCP")] = t
                     w(row(cells))
 
-    if plot(rows, mtus, outdir):
+    if plot(rows, vals, mtus, outdir):
         w("")
         w("![bandwidth and latency against message size](bench.png)")
     print("\n".join(out))
@@ -263,9 +286,8 @@ def sizes(rows):
                    not r[2].endswith("_qps")})
 
 
-def plot(rows, mtus, outdir):
+def plot(rows, vals, mtus, outdir):
     """bench.png: ib_write_bw and ib_write_lat against the size."""
-    vals = {tuple(r[:5]): r[5] for r in rows}
     series = []
     for mtu in mtus:
         for kind, tests, metric in (
@@ -276,9 +298,9 @@ def plot(rows, mtus, outdir):
             for stack in STACKS:
                 test = tests[stack]
                 m = metric or ("lat" if stack == "tcp" else "t_typical")
-                pts = sorted((int(r[3]), num(r[5])) for r in rows
-                             if r[0] == mtu and r[1] == stack and
-                             r[2] == test and r[4] == m and num(r[5]))
+                pts = sorted((int(k[3]), num(v)) for k, v in vals.items()
+                             if k[0] == mtu and k[1] == stack and
+                             k[2] == test and k[4] == m and num(v))
                 if not pts:
                     continue
                 name = "%s-%s-%s.dat" % (kind, mtu, stack)
@@ -291,8 +313,8 @@ def plot(rows, mtus, outdir):
     for mtu in mtus:
         for kind, key, metric in (("bw", UDP, "MiBps"),
                                   ("lat", ICMP, "t_typical")):
-            v = [num(r[5]) for r in rows if r[0] == mtu and
-                 (r[1], r[2]) == key and r[4] == metric and num(r[5])]
+            v = [num(y) for k, y in vals.items() if k[0] == mtu and
+                 (k[1], k[2]) == key and k[4] == metric and num(y)]
             if v:
                 floors[(mtu, kind)] = v[0]
     if not series:

@@ -47,6 +47,9 @@
 #   BENCH_RUN_TIMEOUT  seconds a client may run (default 60; the longest
 #                   run takes under ten): a run that hangs is killed and
 #                   reported failed instead of stalling the rest
+#   BENCH_ROUNDS    times the floors and the stacks run at each MTU, in
+#                   turn (default 1): each figure is then printed once per
+#                   round, the stacks' runs alternating
 
 : "${BENCH_MTUS=1500 4200}"
 : "${BENCH_SIZES=64 1024 4096 65536 1048576}"
@@ -56,6 +59,8 @@
 : "${BENCH_BW_TESTS=ib_write_bw ib_send_bw ib_read_bw}"
 : "${BENCH_LAT_TESTS=ib_write_lat ib_send_lat}"
 : "${BENCH_RUN_TIMEOUT:=60}"
+: "${BENCH_ROUNDS:=1}"
+BENCH_STEP=0
 # The scaling run's message size and payload, shared by its QPs.
 BENCH_QPS_SIZE=4096
 BENCH_QPS_BYTES=$((32 << 20))
@@ -220,7 +225,7 @@ perftest_bw() {
 rdma_stack() {
 	local stack=$1 dev=$4 t size line q m
 	local metrics=(t_typical t_avg t_p99 t_p999)
-	barrier "attach-$stack-$BENCH_MTU" 300
+	barrier "attach-$stack-$BENCH_MTU-$BENCH_STEP" 300
 	if ! attach "$2" "$3" "$dev" "${@:5}"; then
 		echo "# $stack: cannot attach $dev" >&2
 		[ "$ROLE" = a ] && echo "# $stack: cannot attach $dev on VM a"
@@ -257,7 +262,7 @@ rdma_stack() {
 			fi
 		done
 	done
-	barrier "detach-$stack-$BENCH_MTU" 300
+	barrier "detach-$stack-$BENCH_MTU-$BENCH_STEP" 300
 	[ "$ROLE" = a ] && rdma statistic show link "$dev/1" >&2
 	detach "$2" "$dev"
 }
@@ -289,20 +294,20 @@ print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] /
 		qperf >/dev/null 2>&1 &
 		local qpid=$!
 		wait_until 60 listening 19765
-		barrier "qperf-up-$BENCH_MTU" 300
-		barrier "qperf-done-$BENCH_MTU" 600
+		barrier "qperf-up-$BENCH_MTU-$BENCH_STEP" 300
+		barrier "qperf-done-$BENCH_MTU-$BENCH_STEP" 600
 		kill "$qpid"
 		wait "$qpid" 2>/dev/null
 		return 0
 	fi
-	barrier "qperf-up-$BENCH_MTU" 300
+	barrier "qperf-up-$BENCH_MTU-$BENCH_STEP" 300
 	for size in $BENCH_SIZES; do
 		PAIR_OUT=$(timeout 120 qperf "$NET4_B" -t $BENCH_TCP_LAT_SECS -m "$size" tcp_lat 2>&1)
 		echo "$PAIR_OUT" >&2
 		val=$(qperf_usec "$PAIR_OUT")
 		emit tcp qperf_tcp_lat "$size" lat "${val:-failed}"
 	done
-	barrier "qperf-done-$BENCH_MTU" 600
+	barrier "qperf-done-$BENCH_MTU-$BENCH_STEP" 600
 }
 
 # roce_payload MTU: the RoCE active MTU at that netdev MTU, the payload of
@@ -401,19 +406,26 @@ for BENCH_MTU in $BENCH_MTUS; do
 	# Both ends at the new MTU before anything is sent at it.
 	barrier "mtu-set-$BENCH_MTU" 300
 	wait_until 30 mtu_reached
-	for floor in $BENCH_FLOORS; do
-		case $floor in
-		icmp) icmp_floor ;;
-		udp) udp_floor ;;
-		esac
-	done
-	for stack in $BENCH_STACKS; do
-		case $stack in
-		sroce) rdma_stack sroce sroce sroce sroce0 ;;
-		sroce1) rdma_stack sroce1 sroce sroce sroce0 tx_burst=1 ;;
-		rxe) rdma_stack rxe rdma_rxe rxe rxe0 ;;
-		tcp) tcp_stack ;;
-		esac
+	for round in $(seq "$BENCH_ROUNDS"); do
+		[ "$ROLE" = a ] && [ "$BENCH_ROUNDS" -gt 1 ] &&
+			echo "# MTU $BENCH_MTU, round $round of $BENCH_ROUNDS" >&2
+		for floor in $BENCH_FLOORS; do
+			case $floor in
+			icmp) icmp_floor ;;
+			udp) udp_floor ;;
+			esac
+		done
+		for stack in $BENCH_STACKS; do
+			# Names the barriers of this stack's run: a stack may run
+			# several times at one MTU.
+			BENCH_STEP=$((BENCH_STEP + 1))
+			case $stack in
+			sroce) rdma_stack sroce sroce sroce sroce0 ;;
+			sroce1) rdma_stack sroce1 sroce sroce sroce0 tx_burst=1 ;;
+			rxe) rdma_stack rxe rdma_rxe rxe rxe0 ;;
+			tcp) tcp_stack ;;
+			esac
+		done
 	done
 done
 ip link set eth0 mtu 1500
