@@ -132,8 +132,9 @@ def main():
         w("sroce's tx_burst parameter as read back after loading: " +
           ", ".join("%s at MTU %s: %s" % (s, m, v) for m, s, v in burst) +
           ("." if all(v != "absent" for m, s, v in burst) else
-           "; \"absent\": this sroce has no such parameter, and sroce1 "
-           "ran with the same batching as sroce."))
+           "; \"absent\": this sroce has no such parameter" +
+           (", and sroce1 ran with the same batching as sroce."
+            if "sroce1" in ran else ".")))
 
     for mtu in mtus:
         mrows = [r for r in rows if r[0] == mtu]
