@@ -41,7 +41,6 @@
 
 #include <linux/if_vlan.h>
 #include <linux/module.h>
-#include <linux/udp.h>
 #include <net/dst.h>
 
 #include "burst.h"
@@ -88,67 +87,21 @@ bool sroce_burst_route_ok(const struct dst_entry *dst)
 	return !(dev->features & NETIF_F_GSO_FRAGLIST);
 }
 
-/* UDP payload bytes of a finished packet whose data starts at its IP header. */
-static unsigned int sroce_burst_udp_payload(const struct sk_buff *skb)
-{
-	return skb->len - skb_transport_offset(skb) - sizeof(struct udphdr);
-}
-
 /**
  * sroce_burst_may_join() - whether a packet may go at the end of a burst
  * @burst: the burst
  * @skb: the packet: headers on, data at the IP header, not yet routed
  * @dst: the route the packet will take
  *
- * An empty burst takes any packet. Otherwise the packet must take the same
- * route (the split copies the first packet's link-layer header onto it),
- * be no longer than the first, and fit the burst's limits.
- *
- * Return: true when sroce_burst_add() may add @skb.
+ * Return: true when sroce_burst_add() may add @skb: see sroce_burst_fits(),
+ * here with the tx_burst parameter's and SROCE_BURST_MAX_LEN's limits.
  */
 bool sroce_burst_may_join(const struct sroce_burst *burst,
 			  const struct sk_buff *skb,
 			  const struct dst_entry *dst)
 {
-	const struct sk_buff *head = burst->head;
-
-	if (!head)
-		return true;
-	return skb_dst(head) == dst &&
-	       burst->count < READ_ONCE(sroce_tx_burst) &&
-	       sroce_burst_udp_payload(skb) <= burst->mss &&
-	       head->len + sroce_burst_udp_payload(skb) <= SROCE_BURST_MAX_LEN;
-}
-
-/**
- * sroce_burst_add() - add a finished packet at the end of a burst
- * @burst: the burst; sroce_burst_may_join() allowed @skb
- * @skb: the packet: complete, counted in flight, routed, data at the IP
- *	header; the burst owns it
- */
-void sroce_burst_add(struct sroce_burst *burst, struct sk_buff *skb)
-{
-	struct sk_buff *head = burst->head;
-
-	if (!head) {
-		burst->head = skb;
-		burst->count = 1;
-		burst->mss = sroce_burst_udp_payload(skb);
-		return;
-	}
-	/* The first packet's route serves all; the split drops the others'. */
-	skb_dst_drop(skb);
-	/* As UDP's GRO leaves a fraglist: each part from its UDP payload on. */
-	__skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
-	if (burst->tail)
-		burst->tail->next = skb;
-	else
-		skb_shinfo(head)->frag_list = skb;
-	burst->tail = skb;
-	head->len += skb->len;
-	head->data_len += skb->len;
-	head->truesize += skb->truesize;
-	burst->count++;
+	return sroce_burst_fits(burst, skb, dst, READ_ONCE(sroce_tx_burst),
+				SROCE_BURST_MAX_LEN);
 }
 
 /**
@@ -163,24 +116,14 @@ void sroce_burst_add(struct sroce_burst *burst, struct sk_buff *skb)
 void sroce_burst_push(struct sroce_qp *qp, struct sroce_burst *burst)
 {
 	struct sk_buff *skb = burst->head;
-	unsigned int count = burst->count;
 
 	if (!skb)
 		return;
+	if (sroce_burst_seal(burst))
+		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_BURSTS);
 	burst->head = NULL;
 	burst->tail = NULL;
 	burst->count = 0;
-	if (count > 1) {
-		struct skb_shared_info *shinfo = skb_shinfo(skb);
-
-		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
-		shinfo->gso_size = burst->mss;
-		shinfo->gso_segs = count;
-		udp_hdr(skb)->len = htons(skb->len - skb_transport_offset(skb));
-		/* Every packet is complete: no checksum is left to offload. */
-		skb->ip_summed = CHECKSUM_UNNECESSARY;
-		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_BURSTS);
-	}
 	if (sroce_pkt_emit(qp, skb) == -ENOBUFS)
 		burst->dropped = true;
 }
