@@ -17,6 +17,8 @@ pkgs=(
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	perftest rdmacm-utils python3-pyverbs iproute2 ethtool tcpdump
 	qperf iperf3 nvme-cli
+	# ping -A with DF for make bench's latency floor (busybox's has no -M)
+	iputils-ping
 	# kernel ULP scenarios: the NFS server's tools and mount.nfs (nfsrdma),
 	# device-mapper's dmsetup (srp)
 	nfs-kernel-server nfs-common dmsetup

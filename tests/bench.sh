@@ -7,10 +7,14 @@
 # ib_send_bw, ib_read_bw) and latency (ib_write_lat, ib_send_lat, with
 # their 99th and 99.9th percentiles) from 64 B to 1 MiB, ib_write_bw with
 # 1 to 1000 QPs, over sroce, then over rdma_rxe, then iperf3 and qperf over
-# TCP, with the guests' kernel CPU time per GiB moved. A benchmark, not a
-# test: nothing is judged. The tables, with the ratios sroce/rxe and
-# sroce/TCP, go to out/bench/DATE/results.md and to stdout; bench.png
-# beside them plots bandwidth and latency against the message size.
+# TCP, with the guests' kernel CPU time per GiB moved. Before the stacks,
+# at each MTU, the link's floors: back-to-back ICMP echoes (latency) and
+# one UDP stream of datagrams the size of a full RoCE packet's payload
+# (packet rate). A benchmark, not a test: nothing is judged. The tables,
+# with the ratios sroce/rxe, sroce/TCP and sroce to the floors (and
+# sroce/sroce1 when sroce1 ran), go to out/bench/DATE/results.md and to
+# stdout; bench.png beside them plots bandwidth and latency against the
+# message size.
 # Documentation/performance.rst explains how to read them.
 #
 #   SROCE_BENCH_KERNEL   kernel to boot (default 6.1; see scripts/kernels.sh)
@@ -22,10 +26,17 @@
 #                        4096 fill one packet at either RoCE MTU)
 #   SROCE_BENCH_QPS      QP counts of the scaling run (default "1 10 100 1000";
 #                        "none" skips it)
-#   SROCE_BENCH_STACKS   any of "sroce rxe tcp" (default all three)
+#   SROCE_BENCH_STACKS   any of "sroce sroce1 rxe tcp" (default "sroce rxe
+#                        tcp"); sroce1 is sroce loaded with tx_burst=1, every
+#                        packet handed to the IP layer alone
+#   SROCE_BENCH_FLOORS   any of "icmp udp" (default both)
 #   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs ("none"
 #                        skips them, as for the others)
 #   SROCE_BENCH_RUN_TIMEOUT  seconds before a hung run is killed (default 60)
+#   SROCE_BENCH_ROUNDS   run the floors and the stacks this many times in
+#                        turn at each MTU (default 1); the report gives the
+#                        median of the rounds: with "sroce sroce1", an A/B
+#                        less at the mercy of the machine's load drifting
 #
 # A quick run: SROCE_BENCH_MTUS=1500 SROCE_BENCH_SIZES="64 65536" make bench
 set -euo pipefail
@@ -44,7 +55,7 @@ fi
 # The selection, passed to the guests as shell assignments: words of
 # letters, digits and underscores only.
 env=
-for v in MTUS SIZES QPS STACKS BW_TESTS LAT_TESTS RUN_TIMEOUT; do
+for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS RUN_TIMEOUT ROUNDS; do
 	var=SROCE_BENCH_$v
 	[ -n "${!var+set}" ] || continue
 	val=${!var}
@@ -56,9 +67,15 @@ for v in MTUS SIZES QPS STACKS BW_TESTS LAT_TESTS RUN_TIMEOUT; do
 	env="${env}BENCH_$v='$val'; "
 done
 
+rounds=${SROCE_BENCH_ROUNDS:-1}
+if [[ ! $rounds =~ ^[1-9][0-9]?$ ]]; then
+	echo "bench: SROCE_BENCH_ROUNDS: a number from 1 to 99" >&2
+	exit 2
+fi
+
 echo "bench: two VMs on kernel $kernel, output in $out" >&2
 rc=0
-"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --timeout 2400 \
+"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --timeout $((2400 * rounds)) \
 	--out "$out/vm" --cmd "$env. $root/tests/bench/twovm.sh" >"$out/vm.log" 2>&1 || rc=$?
 raw=$out/vm/a/cmd.out
 if [ ! -s "$raw" ]; then

@@ -5,7 +5,9 @@
     report.py RESULTS.TSV OUTDIR HEADER
 
 RESULTS.TSV holds the BENCH lines of tests/bench/twovm.sh without their
-first field: MTU, stack, test, X, metric, value. The Markdown report goes
+first field: MTU, stack, test, X, metric, value. A figure measured in
+several rounds is reported as the median of those that did not fail.
+The Markdown report goes
 to stdout (HEADER, a file, is copied first); OUTDIR gets bench.png, drawn
 by gnuplot when it is installed, and the data files it was drawn from.
 """
@@ -14,10 +16,15 @@ import os
 import subprocess
 import sys
 
-STACKS = ("sroce", "rxe", "tcp")
+STACKS = ("sroce", "sroce1", "rxe", "tcp")
+LABEL = {"sroce": "sroce", "sroce1": "sroce1", "rxe": "rxe", "tcp": "TCP"}
+RDMA = ("sroce", "sroce1", "rxe")
 # The TCP run each RDMA test is compared with.
 TCP_BW = "iperf3"
 TCP_LAT = "qperf_tcp_lat"
+# The link's floors: stack, test.
+ICMP = ("floor", "icmp_echo")
+UDP = ("udp", "iperf3_udp")
 
 
 def num(v):
@@ -58,6 +65,34 @@ def ordered(rows, pick):
     return out
 
 
+def floor_of(vals, mrows, key, metric):
+    """(X, value) of a floor at one MTU, (None, None) when it did not run."""
+    for r in mrows:
+        if (r[1], r[2]) == key and r[4] == metric:
+            return r[3], vals.get((r[0],) + key + (r[3], metric))
+    return None, None
+
+
+def combine(values):
+    """One figure of several rounds: the median of the numbers."""
+    if len(set(values)) == 1:
+        return values[0]
+    nums = sorted(float(v) for v in values if num(v) is not None)
+    if not nums:
+        return values[-1]
+    n = len(nums)
+    m = nums[n // 2] if n % 2 else (nums[n // 2 - 1] + nums[n // 2]) / 2
+    return "%.2f" % m
+
+
+def row(cells):
+    return "| " + " | ".join(show(c) for c in cells) + " |"
+
+
+def align(n_left, n):
+    return "|" + "---|" * n_left + "---:|" * (n - n_left)
+
+
 def main():
     tsv, outdir, header = sys.argv[1:4]
     rows = []
@@ -66,28 +101,60 @@ def main():
             parts = line.rstrip("\n").split("\t")
             if len(parts) == 6:
                 rows.append(parts)
-    vals = {tuple(r[:5]): r[5] for r in rows}
+    figures = {}
+    for r in rows:
+        figures.setdefault(tuple(r[:5]), []).append(r[5])
+    vals = {k: combine(v) for k, v in figures.items()}
+    rounds = max([len(v) for v in figures.values()] or [1])
     mtus = ordered(rows, lambda r: r[0])
+    # Columns for the stacks and floors this run measured, at any MTU:
+    # sroce always, the others when selected.
+    ran = {r[1] for r in rows}
+    stacks = [s for s in STACKS if s == "sroce" or s in ran]
+    others = [s for s in stacks if s != "sroce"]
+    has_udp = UDP[0] in ran
+    has_icmp = ICMP[0] in ran
     out = []
     w = out.append
     with open(header) as f:
         w(f.read().rstrip("\n"))
+    if rounds > 1:
+        w("")
+        w("The floors and stacks ran %d times in turn at each MTU; each "
+          "figure is the median of its rounds (a failed round left out)."
+          % rounds)
+
+    burst = [(m, s, vals[(m, s, "param", "0", "tx_burst")]) for m in mtus
+             for s in ("sroce", "sroce1")
+             if (m, s, "param", "0", "tx_burst") in vals]
+    if burst:
+        w("")
+        w("sroce's tx_burst parameter as read back after loading: " +
+          ", ".join("%s at MTU %s: %s" % (s, m, v) for m, s, v in burst) +
+          ("." if all(v != "absent" for m, s, v in burst) else
+           "; \"absent\": this sroce has no such parameter" +
+           (", and sroce1 ran with the same batching as sroce."
+            if "sroce1" in ran else ".")))
 
     for mtu in mtus:
         mrows = [r for r in rows if r[0] == mtu]
         bw = ordered(mrows, lambda r: (r[2], r[3]) if r[4] == "MiBps" and
-                     r[1] != "tcp" and not r[2].endswith("_qps") else None)
+                     r[1] in RDMA and not r[2].endswith("_qps") else None)
         qps = ordered(mrows, lambda r: (r[2], r[3]) if r[4] == "MiBps" and
                       r[2].endswith("_qps") else None)
         lat = ordered(mrows, lambda r: (r[2], r[3]) if r[4] == "t_typical"
-                      else None)
+                      and r[1] in RDMA else None)
         tcplat = ordered(mrows, lambda r: r[3] if r[2] == TCP_LAT else None)
-        ib_mtu = vals.get((mtu, "sroce", "port", "0", "active_mtu"),
-                          vals.get((mtu, "rxe", "port", "0", "active_mtu"),
-                                   "?"))
+        ib_mtu = "?"
+        for s in RDMA:
+            ib_mtu = vals.get((mtu, s, "port", "0", "active_mtu"), ib_mtu)
+            if ib_mtu != "?":
+                break
+        udp_x, udp = floor_of(vals, mrows, UDP, "MiBps")
+        icmp_x, icmp = floor_of(vals, mrows, ICMP, "t_typical")
         w("")
         w("## Netdev MTU %s (RoCE active MTU %s)" % (mtu, ib_mtu))
-        if bw:
+        if bw or udp_x:
             w("")
             w("### Bandwidth (MiB/s, higher is better)")
             w("")
@@ -95,60 +162,113 @@ def main():
               "message size. CPU: kernel seconds (system, irq, softirq) of "
               "both guests per GiB moved, lower is better; perftest's user "
               "time is its polling and is left out.")
+            if udp_x and not num(udp):
+                w("")
+                w("UDP, one datagram per packet: %s." % show(udp))
+            elif udp_x:
+                w("")
+                lost = vals.get((mtu,) + UDP + (udp_x, "lost_pct"))
+                sent = vals.get((mtu,) + UDP + (udp_x, "sent_MiBps"))
+                w("UDP, one datagram per packet (one iperf3 -u -b 0 stream "
+                  "of %s-byte datagrams, the RoCE payload of a full packet): "
+                  "%s MiB/s received (%s MiB/s sent, %s%% lost; CPU %s). "
+                  "The ratio sroce/UDP is against this packet-rate floor." % (
+                      udp_x, udp, show(sent), show(lost),
+                      gib_cost(vals, (mtu,) + UDP + (udp_x,))))
+        if bw:
+            ratios = [s for s in ("sroce1", "rxe", "tcp") if s in others]
+            cols = (["test", "bytes"] + [LABEL[s] for s in stacks] +
+                    ["sroce/" + LABEL[s] for s in ratios] +
+                    (["sroce/UDP"] if has_udp else []) +
+                    ["CPU " + LABEL[s] for s in stacks])
             w("")
-            w("| test | bytes | sroce | rxe | TCP | sroce/rxe | sroce/TCP "
-              "| CPU sroce | CPU rxe | CPU TCP |")
-            w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            w(row(cols))
+            w(align(1, len(cols)))
             for test, x in bw:
-                s = vals.get((mtu, "sroce", test, x, "MiBps"))
-                r = vals.get((mtu, "rxe", test, x, "MiBps"))
-                t = vals.get((mtu, "tcp", TCP_BW, x, "MiBps"))
-                w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                    test, x, show(s), show(r), show(t), ratio(s, r),
-                    ratio(s, t), gib_cost(vals, (mtu, "sroce", test, x)),
-                    gib_cost(vals, (mtu, "rxe", test, x)),
-                    gib_cost(vals, (mtu, "tcp", TCP_BW, x))))
+                def bw_key(s):
+                    if s == "tcp":
+                        return (mtu, "tcp", TCP_BW, x)
+                    return (mtu, s, test, x)
+                v = {s: vals.get(bw_key(s) + ("MiBps",)) for s in stacks}
+                w(row([test, x] + [v[s] for s in stacks] +
+                      [ratio(v["sroce"], v[s]) for s in ratios] +
+                      ([ratio(v["sroce"], udp)] if has_udp else []) +
+                      [gib_cost(vals, bw_key(s)) for s in stacks]))
         if qps:
+            rq = [s for s in stacks if s != "tcp"]
+            cols = (["QPs"] + [LABEL[s] for s in rq] +
+                    ["sroce/" + LABEL[s] for s in rq if s != "sroce"] +
+                    ["CPU " + LABEL[s] for s in rq])
             w("")
             w("### Many QPs (ib_write_bw -q N, 4 KiB messages, MiB/s)")
             w("")
-            w("| QPs | sroce | rxe | sroce/rxe | CPU sroce | CPU rxe |")
-            w("|---:|---:|---:|---:|---:|---:|")
+            w(row(cols))
+            w(align(0, len(cols)))
             for test, x in qps:
-                s = vals.get((mtu, "sroce", test, x, "MiBps"))
-                r = vals.get((mtu, "rxe", test, x, "MiBps"))
-                w("| %s | %s | %s | %s | %s | %s |" % (
-                    x, show(s), show(r), ratio(s, r),
-                    gib_cost(vals, (mtu, "sroce", test, x)),
-                    gib_cost(vals, (mtu, "rxe", test, x))))
-        if lat or tcplat:
+                v = {s: vals.get((mtu, s, test, x, "MiBps")) for s in rq}
+                w(row([x] + [v[s] for s in rq] +
+                      [ratio(v["sroce"], v[s]) for s in rq if s != "sroce"] +
+                      [gib_cost(vals, (mtu, s, test, x)) for s in rq]))
+        if lat or tcplat or icmp_x:
             w("")
             w("### Latency (usec, half a round trip, lower is better)")
             w("")
             w("perftest median (t_typical), 99th and 99.9th percentiles; TCP: "
               "qperf tcp_lat's mean with the same message size. Ratios of the "
               "medians; below 1 sroce is faster.")
+        if icmp_x and not num(icmp):
             w("")
-            w("| test | bytes | sroce | p99 | p99.9 | rxe | p99 | p99.9 "
-              "| TCP | sroce/rxe | sroce/TCP |")
-            w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            w("ICMP echo floor: %s." % show(icmp))
+        elif icmp_x:
+            def ig(metric):
+                return show(vals.get((mtu,) + ICMP + (icmp_x, metric)))
+            w("")
+            w("ICMP echo floor: %s usec, half the median round trip of %s "
+              "back-to-back echoes (ping -A, %s data bytes) from VM a to "
+              "VM b (p99 %s, p99.9 %s). The ratio sroce/floor is at the "
+              "smallest message size." % (show(icmp), ig("count"), icmp_x,
+                                           ig("t_p99"), ig("t_p999")))
+        if lat or tcplat:
+            lstacks = [s for s in stacks if s != "tcp"]
+            pct = [s for s in lstacks if s != "sroce1"]
+            ratios = [s for s in others]
+            cols = ["test", "bytes"]
+            for s in lstacks:
+                cols += [LABEL[s]] + (["p99", "p99.9"] if s in pct else [])
+            cols += (["TCP"] if "tcp" in stacks else []) + \
+                ["sroce/" + LABEL[s] for s in ratios] + \
+                (["sroce/floor"] if has_icmp else [])
+            w("")
+            w(row(cols))
+            w(align(1, len(cols)))
+            smallest = min([int(x) for t, x in lat] or [0])
             for test, x in lat:
                 def g(stack, metric):
                     return vals.get((mtu, stack, test, x, metric))
-                s, r = g("sroce", "t_typical"), g("rxe", "t_typical")
+                cells = [test, x]
+                for s in lstacks:
+                    cells.append(g(s, "t_typical"))
+                    if s in pct:
+                        cells += [g(s, "t_p99"), g(s, "t_p999")]
                 t = vals.get((mtu, "tcp", TCP_LAT, x, "lat"))
-                w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                    test, x, show(s), show(g("sroce", "t_p99")),
-                    show(g("sroce", "t_p999")), show(r),
-                    show(g("rxe", "t_p99")), show(g("rxe", "t_p999")),
-                    show(t), ratio(s, r), ratio(s, t)))
+                if "tcp" in stacks:
+                    cells.append(t)
+                s0 = g("sroce", "t_typical")
+                for s in ratios:
+                    cells.append(ratio(s0, t if s == "tcp" else
+                                       g(s, "t_typical")))
+                if has_icmp:
+                    cells.append(ratio(s0, icmp) if int(x) == smallest
+                                 else "-")
+                w(row(cells))
             if not lat:
                 for x in tcplat:
                     t = vals.get((mtu, "tcp", TCP_LAT, x, "lat"))
-                    w("| %s | %s | - | - | - | - | - | - | %s | - | - |" %
-                      (TCP_LAT, x, show(t)))
+                    cells = [TCP_LAT, x] + ["-"] * (len(cols) - 2)
+                    cells[cols.index("TCP")] = t
+                    w(row(cells))
 
-    if plot(rows, mtus, outdir):
+    if plot(rows, vals, mtus, outdir):
         w("")
         w("![bandwidth and latency against message size](bench.png)")
     print("\n".join(out))
@@ -167,22 +287,21 @@ def sizes(rows):
                    not r[2].endswith("_qps")})
 
 
-def plot(rows, mtus, outdir):
+def plot(rows, vals, mtus, outdir):
     """bench.png: ib_write_bw and ib_write_lat against the size."""
-    vals = {tuple(r[:5]): r[5] for r in rows}
     series = []
     for mtu in mtus:
         for kind, tests, metric in (
-                ("bw", {"sroce": "ib_write_bw", "rxe": "ib_write_bw",
-                        "tcp": TCP_BW}, "MiBps"),
-                ("lat", {"sroce": "ib_write_lat", "rxe": "ib_write_lat",
-                         "tcp": TCP_LAT}, None)):
+                ("bw", {"sroce": "ib_write_bw", "sroce1": "ib_write_bw",
+                        "rxe": "ib_write_bw", "tcp": TCP_BW}, "MiBps"),
+                ("lat", {"sroce": "ib_write_lat", "sroce1": "ib_write_lat",
+                         "rxe": "ib_write_lat", "tcp": TCP_LAT}, None)):
             for stack in STACKS:
                 test = tests[stack]
                 m = metric or ("lat" if stack == "tcp" else "t_typical")
-                pts = sorted((int(r[3]), num(r[5])) for r in rows
-                             if r[0] == mtu and r[1] == stack and
-                             r[2] == test and r[4] == m and num(r[5]))
+                pts = sorted((int(k[3]), num(v)) for k, v in vals.items()
+                             if k[0] == mtu and k[1] == stack and
+                             k[2] == test and k[4] == m and num(v))
                 if not pts:
                     continue
                 name = "%s-%s-%s.dat" % (kind, mtu, stack)
@@ -190,10 +309,23 @@ def plot(rows, mtus, outdir):
                     for x, y in pts:
                         f.write("%d %g\n" % (x, y))
                 series.append((mtu, kind, stack, name))
+    # The floors, one figure per MTU: horizontal lines.
+    floors = {}
+    for mtu in mtus:
+        for kind, key, metric in (("bw", UDP, "MiBps"),
+                                  ("lat", ICMP, "t_typical")):
+            v = [num(y) for k, y in vals.items() if k[0] == mtu and
+                 (k[1], k[2]) == key and k[4] == metric and num(y)]
+            if v:
+                floors[(mtu, kind)] = v[0]
     if not series:
         return False
-    label = {"sroce": "sroce", "rxe": "rdma\\_rxe", "tcp": "TCP"}
-    color = {"sroce": "#c0392b", "rxe": "#2471a3", "tcp": "#7f8c8d"}
+    label = {"sroce": "sroce", "sroce1": "sroce, tx\\_burst=1",
+             "rxe": "rdma\\_rxe", "tcp": "TCP"}
+    color = {"sroce": "#c0392b", "sroce1": "#e67e22", "rxe": "#2471a3",
+             "tcp": "#7f8c8d"}
+    floor_title = {"bw": "UDP, one datagram per packet",
+                   "lat": "ICMP echo floor"}
     gp = ["set terminal pngcairo size %d,%d font ',10'" % (1100, 420 * len(mtus)),
           "set output 'bench.png'",
           "set multiplot layout %d,2" % len(mtus),
@@ -210,6 +342,10 @@ def plot(rows, mtus, outdir):
             curves = ["'%s' with linespoints lw 2 pt 7 lc rgb '%s' title '%s'" %
                       (n, color[s], label[s])
                       for m, k, s, n in series if m == mtu and k == kind]
+            if (mtu, kind) in floors:
+                curves.append("%g with lines dt 2 lw 2 lc rgb '#27ae60' "
+                              "title '%s'" % (floors[(mtu, kind)],
+                                              floor_title[kind]))
             gp.append("set title '%s'" % title)
             gp.append("set ylabel '%s'" % ylabel)
             gp.append("plot " + ", ".join(curves) if curves else

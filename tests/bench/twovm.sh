@@ -7,16 +7,25 @@
 #
 #   BENCH <tab> MTU <tab> STACK <tab> TEST <tab> X <tab> METRIC <tab> VALUE
 #
-# MTU is the netdev MTU of both eth0s; STACK is sroce, rxe or tcp; X is
-# the message size in bytes, or the QP count for TEST ib_write_bw_qps.
+# MTU is the netdev MTU of both eth0s; STACK is sroce, sroce1 (sroce
+# loaded with tx_burst=1: every packet handed to the IP layer alone), rxe
+# or tcp, or one of the link's floors: floor (TEST icmp_echo, X the ping
+# payload) or udp (TEST iperf3_udp, X the datagram size: the RoCE payload
+# of one packet at this MTU). X is otherwise the message size in bytes,
+# or the QP count for TEST ib_write_bw_qps.
 # METRIC is one of
 #   MiBps          perftest "BW average" in MiB/s; iperf3's receiver rate
+#   sent_MiBps, lost_pct
+#                  UDP: the sender's rate and the datagrams lost
 #   t_typical, t_avg, t_p99, t_p999
 #                  perftest latency (half a round trip, usec): the median,
 #                  the mean, the 99th and 99.9th percentiles
 #   lat            qperf tcp_lat (half a round trip, usec, the mean)
+#   count          ICMP echo: the replies the figures are computed from
 #   bytes          payload the run moved
 #   active_mtu     the RDMA port's active MTU (TEST port, X 0)
+#   tx_burst       the sroce module's tx_burst parameter as read back
+#                  (TEST param, X 0), "absent" when it has none
 #   cpu_kern, cpu_user
 #                  CPU seconds both guests spent in the kernel (system,
 #                  irq, softirq) and in user space during the run, from
@@ -30,24 +39,40 @@
 #                   and 4096)
 #   BENCH_SIZES     message sizes in bytes
 #   BENCH_QPS       QP counts of the ib_write_bw scaling run
-#   BENCH_STACKS    any of sroce rxe tcp
+#   BENCH_STACKS    any of sroce sroce1 rxe tcp
+#   BENCH_FLOORS    any of icmp udp: the link's latency and packet-rate
+#                   floors, measured at each MTU before the stacks
 #   BENCH_BW_TESTS, BENCH_LAT_TESTS  perftest programs
 # Each of those takes its default when unset and selects nothing when empty.
 #   BENCH_RUN_TIMEOUT  seconds a client may run (default 60; the longest
 #                   run takes under ten): a run that hangs is killed and
 #                   reported failed instead of stalling the rest
+#   BENCH_ROUNDS    times the floors and the stacks run at each MTU, in
+#                   turn (default 1): each figure is then printed once per
+#                   round, the stacks' runs alternating
 
 : "${BENCH_MTUS=1500 4200}"
 : "${BENCH_SIZES=64 1024 4096 65536 1048576}"
 : "${BENCH_QPS=1 10 100 1000}"
 : "${BENCH_STACKS=sroce rxe tcp}"
+: "${BENCH_FLOORS=icmp udp}"
 : "${BENCH_BW_TESTS=ib_write_bw ib_send_bw ib_read_bw}"
 : "${BENCH_LAT_TESTS=ib_write_lat ib_send_lat}"
 : "${BENCH_RUN_TIMEOUT:=60}"
+: "${BENCH_ROUNDS:=1}"
+BENCH_STEP=0
 # The scaling run's message size and payload, shared by its QPs.
 BENCH_QPS_SIZE=4096
 BENCH_QPS_BYTES=$((32 << 20))
 BENCH_TCP_LAT_SECS=2
+BENCH_PING_COUNT=1000
+# iputils ping when installed, busybox's otherwise (both have -A, and
+# print every reply's round trip in ms).
+if command -v ping >/dev/null; then
+	BENCH_PING=(ping)
+else
+	BENCH_PING=(busybox ping)
+fi
 
 # clamp VALUE MIN MAX
 clamp() {
@@ -148,9 +173,10 @@ emit_cpu() {
 	emit "$1" "$2" "$3" cpu_user "$(awk -v j="${cpu[1]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
 }
 
-# attach MODULE TYPE DEV: sets BENCH_GID to the IPv4 RoCE v2 GID index.
+# attach MODULE TYPE DEV [PARAM=VALUE...]: sets BENCH_GID to the IPv4
+# RoCE v2 GID index.
 attach() {
-	modprobe "$1" || return 1
+	modprobe "$1" "${@:4}" || return 1
 	rdma link add "$3" type "$2" netdev eth0 || return 1
 	wait_until 30 port_is "$3" PORT_ACTIVE || return 1
 	wait_until 30 gid_index "$3" "$(gid_v4 "$MY_IP4")" || return 1
@@ -194,16 +220,22 @@ perftest_bw() {
 	return 0
 }
 
-# rdma_stack STACK MODULE TYPE DEV
+# rdma_stack STACK MODULE TYPE DEV [PARAM=VALUE...]: the module loaded
+# with those parameters.
 rdma_stack() {
 	local stack=$1 dev=$4 t size line q m
 	local metrics=(t_typical t_avg t_p99 t_p999)
-	barrier "attach-$stack-$BENCH_MTU" 300
-	if ! attach "$2" "$3" "$dev"; then
+	barrier "attach-$stack-$BENCH_MTU-$BENCH_STEP" 300
+	if ! attach "$2" "$3" "$dev" "${@:5}"; then
 		echo "# $stack: cannot attach $dev" >&2
 		[ "$ROLE" = a ] && echo "# $stack: cannot attach $dev on VM a"
 	fi
-	[ "$ROLE" = a ] && emit "$stack" port 0 active_mtu "$(ibv_attr "$dev" active_mtu)"
+	if [ "$ROLE" = a ]; then
+		emit "$stack" port 0 active_mtu "$(ibv_attr "$dev" active_mtu)"
+		# Which batching the run had: an older sroce ignores tx_burst.
+		[ "$2" = sroce ] && emit "$stack" param 0 tx_burst \
+			"$(cat /sys/module/sroce/parameters/tx_burst 2>/dev/null || echo absent)"
+	fi
 	for t in $BENCH_BW_TESTS; do
 		for size in $BENCH_SIZES; do
 			perftest_bw "$stack" "$dev" "$t" "$size" 0
@@ -230,7 +262,7 @@ rdma_stack() {
 			fi
 		done
 	done
-	barrier "detach-$stack-$BENCH_MTU" 300
+	barrier "detach-$stack-$BENCH_MTU-$BENCH_STEP" 300
 	[ "$ROLE" = a ] && rdma statistic show link "$dev/1" >&2
 	detach "$2" "$dev"
 }
@@ -262,20 +294,107 @@ print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] /
 		qperf >/dev/null 2>&1 &
 		local qpid=$!
 		wait_until 60 listening 19765
-		barrier "qperf-up-$BENCH_MTU" 300
-		barrier "qperf-done-$BENCH_MTU" 600
+		barrier "qperf-up-$BENCH_MTU-$BENCH_STEP" 300
+		barrier "qperf-done-$BENCH_MTU-$BENCH_STEP" 600
 		kill "$qpid"
 		wait "$qpid" 2>/dev/null
 		return 0
 	fi
-	barrier "qperf-up-$BENCH_MTU" 300
+	barrier "qperf-up-$BENCH_MTU-$BENCH_STEP" 300
 	for size in $BENCH_SIZES; do
 		PAIR_OUT=$(timeout 120 qperf "$NET4_B" -t $BENCH_TCP_LAT_SECS -m "$size" tcp_lat 2>&1)
 		echo "$PAIR_OUT" >&2
 		val=$(qperf_usec "$PAIR_OUT")
 		emit tcp qperf_tcp_lat "$size" lat "${val:-failed}"
 	done
-	barrier "qperf-done-$BENCH_MTU" 600
+	barrier "qperf-done-$BENCH_MTU-$BENCH_STEP" 600
+}
+
+# roce_payload MTU: the RoCE active MTU at that netdev MTU, the payload of
+# one full packet: the largest IB MTU leaving 92 bytes for the headers
+# (sroce's rule, IPv6 and the largest extension headers; rdma_rxe's
+# choice is the same at 1500 and 4200).
+roce_payload() {
+	local m
+	for m in 4096 2048 1024 512; do
+		[ $(($1 - 92)) -ge $m ] && { echo $m; return; }
+	done
+	echo 256
+}
+
+# median_etc: of numbers one per line, "MEDIAN MEAN P99 P999 COUNT".
+median_etc() {
+	sort -g | awk '{ v[NR] = $1; s += $1 }
+		END { if (!NR) exit 1
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			p = int(NR * 0.99 + 0.999); q = int(NR * 0.999 + 0.999)
+			print m, s / NR, v[p], v[q], NR }'
+}
+
+# icmp_floor: the latency floor, VM a pinging VM b back to back (the next
+# echo as soon as the reply is in), with the smallest message size as
+# payload when it fits in one packet. Half the round trips, in usec, as
+# t_typical (the median), t_avg, t_p99 and t_p999, like perftest's.
+icmp_floor() {
+	local size sizes out st m metrics=(t_typical t_avg t_p99 t_p999 count)
+	[ "$ROLE" = a ] || return 0
+	read -ra sizes <<<"$BENCH_SIZES"
+	size=$(printf '%s\n' "${sizes[@]}" | sort -n | head -n1)
+	size=$(clamp "${size:-8}" 8 $((BENCH_MTU - 28)))
+	out=$(timeout "$BENCH_RUN_TIMEOUT" "${BENCH_PING[@]}" -A -c "$BENCH_PING_COUNT" \
+		-s "$size" "$PEER_IP4" 2>&1)
+	echo "${BENCH_PING[*]} -A -c $BENCH_PING_COUNT -s $size $PEER_IP4" >&2
+	tail -n 4 <<<"$out" >&2
+	read -ra st < <(sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' <<<"$out" | median_etc)
+	if [ ${#st[@]} != 5 ]; then
+		echo "# failed: ${BENCH_PING[*]} -A -c $BENCH_PING_COUNT -s $size $PEER_IP4"
+		tail -n 3 <<<"$out" | sed 's/^/#   /'
+		emit floor icmp_echo "$size" t_typical failed
+		return 0
+	fi
+	for m in 0 1 2 3; do
+		emit floor icmp_echo "$size" "${metrics[m]}" \
+			"$(awk -v ms="${st[m]}" 'BEGIN { printf "%.2f", ms * 500 }')"
+	done
+	emit floor icmp_echo "$size" count "${st[4]}"
+}
+
+# udp_floor: the packet-rate floor, one iperf3 UDP stream as fast as it
+# goes (-b 0), one datagram per packet of the RoCE payload at this MTU,
+# sized like the TCP run of that message size. What VM b received counts.
+udp_floor() {
+	local len bytes val
+	len=$(roce_payload "$BENCH_MTU")
+	bytes=$(tcp_bytes "$len")
+	if pair 5202 iperf3 -s -1 -p 5202 -- \
+		iperf3 -c "$NET4_B" -p 5202 -u -b 0 -l "$len" -n "$bytes" -J; then
+		[ "$ROLE" = a ] || return 0
+		read -ra val < <(/usr/bin/python3 -c 'import json, sys
+e = json.load(sys.stdin)["end"]
+r, s = e["sum_received"], e["sum_sent"]
+print("%.2f %.2f %.2f %d" % (r["bits_per_second"] / 8 / 1048576,
+      s["bits_per_second"] / 8 / 1048576, r["lost_percent"], r["bytes"]))' <<<"$PAIR_OUT")
+		if [ ${#val[@]} = 4 ]; then
+			emit udp iperf3_udp "$len" MiBps "${val[0]}"
+			emit udp iperf3_udp "$len" sent_MiBps "${val[1]}"
+			emit udp iperf3_udp "$len" lost_pct "${val[2]}"
+			emit_cpu udp iperf3_udp "$len" "${val[3]}"
+		else
+			emit udp iperf3_udp "$len" MiBps failed
+		fi
+	elif [ "$ROLE" = a ]; then
+		emit udp iperf3_udp "$len" MiBps failed
+	fi
+}
+
+# mtu_reached: VM b answers a ping that fills a packet at BENCH_MTU; with
+# DF set when iputils ping is there (busybox's cannot set it).
+mtu_reached() {
+	if [ "${BENCH_PING[0]}" = ping ]; then
+		ping -c 1 -W 1 -M "do" -s $((BENCH_MTU - 28)) "$PEER_IP4"
+	else
+		busybox ping -c 1 -W 1 -s $((BENCH_MTU - 28)) "$PEER_IP4"
+	fi
 }
 
 for BENCH_MTU in $BENCH_MTUS; do
@@ -286,13 +405,27 @@ for BENCH_MTU in $BENCH_MTUS; do
 	fi
 	# Both ends at the new MTU before anything is sent at it.
 	barrier "mtu-set-$BENCH_MTU" 300
-	wait_until 30 ping -c 1 -W 1 -M "do" -s $((BENCH_MTU - 28)) "$PEER_IP4" >/dev/null
-	for stack in $BENCH_STACKS; do
-		case $stack in
-		sroce) rdma_stack sroce sroce sroce sroce0 ;;
-		rxe) rdma_stack rxe rdma_rxe rxe rxe0 ;;
-		tcp) tcp_stack ;;
-		esac
+	wait_until 30 mtu_reached
+	for round in $(seq "$BENCH_ROUNDS"); do
+		[ "$ROLE" = a ] && [ "$BENCH_ROUNDS" -gt 1 ] &&
+			echo "# MTU $BENCH_MTU, round $round of $BENCH_ROUNDS" >&2
+		for floor in $BENCH_FLOORS; do
+			case $floor in
+			icmp) icmp_floor ;;
+			udp) udp_floor ;;
+			esac
+		done
+		for stack in $BENCH_STACKS; do
+			# Names the barriers of this stack's run: a stack may run
+			# several times at one MTU.
+			BENCH_STEP=$((BENCH_STEP + 1))
+			case $stack in
+			sroce) rdma_stack sroce sroce sroce sroce0 ;;
+			sroce1) rdma_stack sroce1 sroce sroce sroce0 tx_burst=1 ;;
+			rxe) rdma_stack rxe rdma_rxe rxe rxe0 ;;
+			tcp) tcp_stack ;;
+			esac
+		done
 	done
 done
 ip link set eth0 mtu 1500

@@ -16,6 +16,7 @@
 #include <sroce/transport.h>
 
 #include "ah.h"
+#include "burst.h"
 #include "cc.h"
 #include "comp.h"
 #include "finj.h"
@@ -379,7 +380,7 @@ static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
 		qp->req.pkts_since_ackreq = 0;
 	}
 	av = sroce_req_av(qp, wqe, &dqpn);
-	if (sroce_pkt_send(qp, av, &pkt, dqpn) == -ENOBUFS &&
+	if (sroce_pkt_queue(qp, av, &pkt, dqpn, &qp->req.burst) == -ENOBUFS &&
 	    qp->type == IB_QPT_RC) {
 		/* The local queue is full: pause, then send this packet again. */
 		sroce_req_backoff(qp);
@@ -408,7 +409,7 @@ static enum ib_wc_status sroce_req_send_read(struct sroce_qp *qp,
 			wqe->wr.wr.rdma.rkey, left);
 	pkt.bth.psn = sroce_psn_add(wqe->first_psn, wqe->sent / qp->mtu);
 	pkt.bth.ackreq = true;
-	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+	sroce_pkt_queue(qp, &qp->av, &pkt, qp->dest_qpn, &qp->req.burst);
 	qp->req.psn = sroce_psn_add(pkt.bth.psn, npkts);
 	return IB_WC_SUCCESS;
 }
@@ -432,7 +433,7 @@ static enum ib_wc_status sroce_req_send_atomic(struct sroce_qp *qp,
 			  cas ? wqe->wr.wr.atomic.compare_add : 0);
 	pkt.bth.psn = wqe->first_psn;
 	pkt.bth.ackreq = true;
-	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+	sroce_pkt_queue(qp, &qp->av, &pkt, qp->dest_qpn, &qp->req.burst);
 	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
 	return IB_WC_SUCCESS;
 }
@@ -454,7 +455,7 @@ static enum ib_wc_status sroce_req_send_flush(struct sroce_qp *qp,
 			flush->remote_addr, flush->rkey, flush->length);
 	pkt.bth.psn = wqe->first_psn;
 	pkt.bth.ackreq = true;
-	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+	sroce_pkt_queue(qp, &qp->av, &pkt, qp->dest_qpn, &qp->req.burst);
 	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
 	return IB_WC_SUCCESS;
 }
@@ -689,6 +690,21 @@ static enum sroce_req_verdict sroce_req_send(struct sroce_qp *qp,
 	return SROCE_REQ_NEXT;
 }
 
+/*
+ * Send the packets of this run gathered in the burst. When the local queue
+ * dropped some, an RC QP pauses and goes back to the oldest unacknowledged
+ * packet, as it would for a single packet the queue refused (see
+ * sroce_req_send_data()), rather than wait for the retransmission timer.
+ */
+static void sroce_req_flush(struct sroce_qp *qp)
+{
+	if (sroce_burst_flush(qp, &qp->req.burst) == -ENOBUFS &&
+	    qp->type == IB_QPT_RC) {
+		sroce_req_backoff(qp);
+		sroce_comp_resend(qp);
+	}
+}
+
 /**
  * sroce_req_run() - send what the send queue holds, as far as allowed
  * @qp: the QP; req.lock held
@@ -716,6 +732,7 @@ void sroce_req_run(struct sroce_qp *qp)
 		if (verdict != SROCE_REQ_NEXT)
 			break;
 	}
+	sroce_req_flush(qp);
 	if (qp->type == IB_QPT_RC)
 		sroce_comp_arm_retrans(qp);
 	if (error)

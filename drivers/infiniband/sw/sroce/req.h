@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
+#include "burst.h"
 #include "odp.h"
 #include "queue.h"
 
@@ -53,6 +54,8 @@ struct sroce_swqe;
  * @miss_psn: the PSN of @miss_skb
  * @nofault: the last fault failed: a missing page is an access error
  * @pkts_since_ackreq: packets sent since the last with AckReq
+ * @burst: the packets of the current sroce_req_run(), sent together at
+ *	its end; empty between runs
  * @work: restarts the requester from a timer or a received ACK
  *
  * The requester (req.c) turns WQEs into packets; the completer (comp.c)
@@ -78,6 +81,7 @@ struct sroce_req {
 	struct sk_buff		*miss_skb;
 	bool			nofault;
 	u32			pkts_since_ackreq;
+	struct sroce_burst	burst;
 	struct work_struct	work;
 };
 

@@ -11,6 +11,7 @@
 
 #include <sroce/transport.h>
 
+#include "burst.h"
 #include "compat.h"
 #include "limits.h"
 #include "mr.h"
@@ -58,10 +59,14 @@ static bool sroce_resp_read_lost(struct sroce_qp *qp, struct sroce_rd_res *res)
 	return true;
 }
 
-/* Send READ responses until done or out of budget. Return: true when done. */
-static bool sroce_resp_read_continue(struct sroce_qp *qp,
-				     struct sroce_rd_res *res,
-				     unsigned int budget)
+/*
+ * Add READ responses to @burst until done or out of budget.
+ * Return: true when done.
+ */
+static bool sroce_resp_read_send(struct sroce_qp *qp,
+				 struct sroce_rd_res *res,
+				 unsigned int budget,
+				 struct sroce_burst *burst)
 {
 	qp->resp.throttled = false;
 	while (budget--) {
@@ -119,7 +124,8 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 					SROCE_AETH_CREDIT_INVALID,
 					qp->resp.msn);
 		pkt.bth.psn = res->next_psn;
-		if (sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn) == -ENOBUFS) {
+		if (sroce_pkt_queue(qp, &qp->av, &pkt, qp->dest_qpn,
+				    burst) == -ENOBUFS) {
 			/* The NIC's queue is full: send it again later. */
 			qp->resp.congested = true;
 			return false;
@@ -133,6 +139,29 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 			return true;
 		}
 	}
+	return false;
+}
+
+/*
+ * Send READ responses until done or out of budget, in bursts. When the
+ * local queue dropped a burst, everything this call sent goes again after
+ * a pause: the requester drops what it has already received.
+ *
+ * Return: true when done.
+ */
+static bool sroce_resp_read_continue(struct sroce_qp *qp,
+				     struct sroce_rd_res *res,
+				     unsigned int budget)
+{
+	struct sroce_rd_res from = *res;
+	struct sroce_burst burst = {};
+	bool done;
+
+	done = sroce_resp_read_send(qp, res, budget, &burst);
+	if (sroce_burst_flush(qp, &burst) != -ENOBUFS)
+		return done;
+	*res = from;
+	qp->resp.congested = true;
 	return false;
 }
 

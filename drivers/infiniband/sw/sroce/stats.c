@@ -55,6 +55,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_ECN_MARKED].name = "ecn_marked_packets",
 	[SROCE_STAT_CNP_SENT].name = "cnp_sent",
 	[SROCE_STAT_CNP_HANDLED].name = "cnp_handled",
+	[SROCE_STAT_TX_BURSTS].name = "tx_bursts",
 };
 
 /**

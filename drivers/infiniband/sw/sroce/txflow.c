@@ -124,6 +124,12 @@ static void sroce_pkt_sent(struct sk_buff *skb)
 	int left = atomic_dec_return(&count->inflight);
 	struct sroce_qp *qp;
 
+	/*
+	 * Once only: the split of a burst (burst.c) releases the head state
+	 * of its packets, and the skbs live on without being told.
+	 */
+	skb->destructor = NULL;
+
 	rcu_read_lock();
 	qp = rcu_dereference(count->qp);
 	if (qp && left <= SROCE_TX_INFLIGHT_LOW && READ_ONCE(qp->tx.waiters))

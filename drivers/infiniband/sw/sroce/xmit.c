@@ -24,6 +24,7 @@
 #include <rdma/ib_cache.h>
 
 #include "ah.h"
+#include "burst.h"
 #include "cc.h"
 #include "finj.h"
 #include "qp.h"
@@ -356,9 +357,17 @@ static bool sroce_vlan_out(struct sk_buff *skb, bool ipv6, int *ret)
 
 	if (skb_cow_head(skb, LL_RESERVED_SPACE(real) + VLAN_HLEN))
 		return false;
-	/* __ip_local_out() would have written the header checksum. */
-	if (!ipv6)
+	/*
+	 * __ip_local_out() would have written the length, for a burst that of
+	 * all its packets (see burst.c), and the header checksum.
+	 */
+	if (ipv6) {
+		ipv6_hdr(skb)->payload_len = htons(skb->len -
+						   sizeof(struct ipv6hdr));
+	} else {
+		ip_hdr(skb)->tot_len = htons(skb->len);
 		ip_send_check(ip_hdr(skb));
+	}
 	if (dev_hard_header(skb, real, ntohs(skb->protocol), ha,
 			    vdev->dev_addr, skb->len) < 0) {
 		kfree_skb(skb);
@@ -371,6 +380,21 @@ static bool sroce_vlan_out(struct sk_buff *skb, bool ipv6, int *ret)
 	__vlan_hwaccel_put_tag(skb, vlan_dev_vlan_proto(vdev), tci);
 	*ret = dev_queue_xmit(skb);
 	return true;
+}
+
+/*
+ * Hand a finished, routed packet (or burst) to the IP layer, or, out of a
+ * VLAN device, tag the frame here (see sroce_vlan_out()).
+ */
+static int sroce_ip_emit(struct net *net, struct sk_buff *skb)
+{
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	int ret;
+
+	if (sroce_vlan_out(skb, ipv6, &ret))
+		return ret;
+	return ipv6 ? ip6_local_out(net, NULL, skb) :
+		      ip_local_out(net, NULL, skb);
 }
 
 /**
@@ -387,35 +411,54 @@ static bool sroce_vlan_out(struct sk_buff *skb, bool ipv6, int *ret)
  */
 int sroce_ip_out(struct net *net, struct sk_buff *skb)
 {
-	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
-	int ret;
-
-	if (ipv6) {
+	if (skb->protocol == htons(ETH_P_IPV6)) {
 		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
 
 		udp6_set_csum(false, skb, &ip6->saddr, &ip6->daddr,
 			      skb->len - sizeof(*ip6));
 	}
-	if (sroce_vlan_out(skb, ipv6, &ret))
-		return ret;
-	return ipv6 ? ip6_local_out(net, NULL, skb) :
-		      ip_local_out(net, NULL, skb);
+	return sroce_ip_emit(net, skb);
 }
 
 /**
- * sroce_pkt_send() - finish a packet and transmit it
+ * sroce_pkt_emit() - transmit a finished packet or burst of a QP whose
+ *	checksums are all complete
  * @qp: the sending QP
- * @av: the destination
- * @pkt: the packet; consumed whatever the outcome
- * @dqpn: the destination QP number
+ * @skb: the packet: IP header on, route set
  *
  * Context: any, with bottom halves disabled.
- * Return: 0, -ENOBUFS when the local transmit queue dropped it, or another
- * negative errno when the packet could not be routed. A packet dropped
- * further on is the transport's to recover.
+ * Return: as sroce_pkt_send().
  */
-int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
-		   struct sroce_pkt *pkt, u32 dqpn)
+int sroce_pkt_emit(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	return sroce_pkt_sent_status(qp, sroce_ip_emit(qp->sdev->net, skb));
+}
+
+/*
+ * The full UDP checksum of an IPv6 packet of a burst, computed here: the
+ * split of a burst leaves none for the device to finish.
+ */
+static void sroce_udp6_csum(struct sk_buff *skb)
+{
+	const struct ipv6hdr *ip6 = ipv6_hdr(skb);
+	unsigned int off = skb_transport_offset(skb);
+	unsigned int len = skb->len - off;
+	struct udphdr *udp = udp_hdr(skb);
+
+	udp->check = 0;
+	udp->check = csum_ipv6_magic(&ip6->saddr, &ip6->daddr, len,
+				     IPPROTO_UDP, skb_checksum(skb, off, len, 0));
+	if (!udp->check)
+		udp->check = CSUM_MANGLED_0;
+}
+
+/*
+ * Finish a packet and transmit it, or, with @burst, add it to the burst,
+ * pushing the burst out first when the packet cannot join it.
+ */
+static int sroce_pkt_xmit(struct sroce_qp *qp, const struct sroce_av *av,
+			  struct sroce_pkt *pkt, u32 dqpn,
+			  struct sroce_burst *burst)
 {
 	struct sk_buff *skb = pkt->skb;
 	bool cache = av == &qp->av;
@@ -449,6 +492,17 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 		kfree_skb(skb);
 		return err;
 	}
+	if (burst && !sroce_burst_route_ok(dst)) {
+		sroce_burst_push(qp, burst);
+		burst = NULL;
+	}
+	if (burst) {
+		if (!sroce_burst_may_join(burst, skb, dst))
+			sroce_burst_push(qp, burst);
+		/* The ID the split of the burst will give it; see burst.c. */
+		if (!av->ipv6)
+			ip_hdr(skb)->id = htons(burst->count);
+	}
 
 	*icrc = sroce_icrc_packet(skb_network_header(skb), av->ipv6,
 				  skb->len - SROCE_ICRC_LEN);
@@ -457,9 +511,59 @@ int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 	skb->ip_summed = CHECKSUM_NONE;
 	/* For the qdiscs, and the 802.1p priority of a VLAN's frames. */
 	skb->priority = av->sl;
+	/* The UDP checksum covers the ICRC: after it. */
+	if (burst && av->ipv6)
+		sroce_udp6_csum(skb);
 	if (sroce_pkt_leaves(qp, skb, skb_transport_offset(skb) +
 			     sizeof(struct udphdr)))
 		return 0;
-
+	if (burst) {
+		sroce_burst_add(burst, skb);
+		return 0;
+	}
 	return sroce_pkt_sent_status(qp, sroce_ip_out(qp->sdev->net, skb));
+}
+
+/**
+ * sroce_pkt_send() - finish a packet and transmit it
+ * @qp: the sending QP
+ * @av: the destination
+ * @pkt: the packet; consumed whatever the outcome
+ * @dqpn: the destination QP number
+ *
+ * Context: any, with bottom halves disabled.
+ * Return: 0, -ENOBUFS when the local transmit queue dropped it, or another
+ * negative errno when the packet could not be routed. A packet dropped
+ * further on is the transport's to recover.
+ */
+int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
+		   struct sroce_pkt *pkt, u32 dqpn)
+{
+	return sroce_pkt_xmit(qp, av, pkt, dqpn, NULL);
+}
+
+/**
+ * sroce_pkt_queue() - finish a packet and add it to a burst
+ * @qp: the sending QP
+ * @av: the destination
+ * @pkt: the packet; consumed whatever the outcome
+ * @dqpn: the destination QP number
+ * @burst: the burst of the caller, who flushes it (sroce_burst_flush())
+ *	before it lets go of the lock that serialises its packets
+ *
+ * Packets to the QP's own destination over RoCEv2 join the burst; any other
+ * goes at once, after the burst, so that the QP's packets keep their order.
+ *
+ * Context: any, with bottom halves disabled.
+ * Return: as sroce_pkt_send() for a packet sent at once; 0 for one that
+ * joined the burst, whose fate sroce_burst_flush() tells.
+ */
+int sroce_pkt_queue(struct sroce_qp *qp, const struct sroce_av *av,
+		    struct sroce_pkt *pkt, u32 dqpn, struct sroce_burst *burst)
+{
+	if (av != &qp->av || av->v1 || !sroce_burst_enabled()) {
+		sroce_burst_push(qp, burst);
+		burst = NULL;
+	}
+	return sroce_pkt_xmit(qp, av, pkt, dqpn, burst);
 }

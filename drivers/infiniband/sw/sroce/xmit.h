@@ -13,6 +13,7 @@
 
 struct net;
 struct sroce_av;
+struct sroce_burst;
 struct sroce_qp;
 
 /**
@@ -34,6 +35,9 @@ void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
 void *sroce_pkt_hdr(struct sroce_pkt *pkt, enum sroce_hdr hdr);
 int sroce_pkt_send(struct sroce_qp *qp, const struct sroce_av *av,
 		   struct sroce_pkt *pkt, u32 dqpn);
+int sroce_pkt_queue(struct sroce_qp *qp, const struct sroce_av *av,
+		    struct sroce_pkt *pkt, u32 dqpn, struct sroce_burst *burst);
+int sroce_pkt_emit(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_pkt_free(struct sroce_pkt *pkt);
 int sroce_ip_out(struct net *net, struct sk_buff *skb);
 
