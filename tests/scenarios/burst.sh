@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Transmit bursts between two VMs, over virtio-net, which splits them
+# (see Documentation/admin-guide.rst, "Transmit bursts"). VM b serves the
+# integrity tool, VM a runs its RC cases (SEND, WRITE, READ: the
+# requester's bursts and the READ responder's), and every run's data is
+# checked:
+#   default: tx_burst is 64, and bursts go out on both sides;
+#   drops:   both VMs queue their frames behind netem (1 ms, at most 3
+#            packets): the local queue refuses whole bursts, which
+#            tx_queue_full counts, and the requester and READ responder
+#            send them again; the data still arrives whole;
+#   single:  tx_burst=1, set at run time: no burst forms.
+#
+# topology: twovm
+# kernels: none
+# timeout: 1200
+# requires: sroce
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"
+
+PARAM=/sys/module/sroce/parameters/tx_burst
+CASES=rc_send,rc_write,rc_read
+
+stat_of() {
+	dp_stats "$1" | awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }'
+}
+
+# session NAME [ARGS...]: the integrity cases between the VMs; each side
+# then shares how many bursts and queue refusals it counted meanwhile.
+session() {
+	local name=$1 b0 q0
+	shift
+	b0=$(stat_of sroce0 tx_bursts) q0=$(stat_of sroce0 tx_queue_full)
+	integrity_session "$name" "$G4" "$NET4_B" --tests "$CASES" "$@"
+	put "$name.bursts.$ROLE" $(($(stat_of sroce0 tx_bursts) - b0))
+	put "$name.refused.$ROLE" $(($(stat_of sroce0 tx_queue_full) - q0))
+	BURSTS_A=$(get "$name.bursts.a" 120) BURSTS_B=$(get "$name.bursts.b" 120)
+	REFUSED_A=$(get "$name.refused.a" 120)
+	REFUSED_B=$(get "$name.refused.b" 120)
+	diag "$name: bursts a $BURSTS_A, b $BURSTS_B; refused by the queue a $REFUSED_A, b $REFUSED_B"
+}
+
+check "modprobe sroce" modprobe sroce || bail "sroce does not load"
+check "rdma link add sroce0 type sroce netdev eth0" \
+	rdma link add sroce0 type sroce netdev eth0 || bail "no sroce0"
+check_wait "sroce0 active" 30 port_is sroce0 PORT_ACTIVE
+G4=$(_integrity_gid sroce0 "$(gid_v4 "$MY_IP4")") || bail "no IPv4 GID"
+INTEGRITY_DEV=sroce0
+expect_eq "tx_burst is 64 by default" 64 "$(cat "$PARAM")"
+
+session default --budget $((2 << 20))
+if [ "$ROLE" = a ]; then
+	check "default: the requester sent bursts ($BURSTS_A)" [ "$BURSTS_A" -gt 0 ]
+	check "default: the READ responder sent bursts ($BURSTS_B)" [ "$BURSTS_B" -gt 0 ]
+fi
+
+check "netem on eth0, 1 ms, at most 3 packets queued" \
+	tc qdisc replace dev eth0 root netem delay 1ms limit 3
+session drops --budget $((1 << 20)) --window 64
+check "netem off" tc qdisc del dev eth0 root
+if [ "$ROLE" = a ]; then
+	check "drops: the queue refused packets (a $REFUSED_A, b $REFUSED_B)" \
+		[ $((REFUSED_A + REFUSED_B)) -gt 0 ]
+fi
+expect_eq "drops: no QP ran out of retries" 0 "$(stat_of sroce0 retry_exceeded)"
+
+check "tx_burst=1 at run time" sh -c "echo 1 > $PARAM"
+session single --budget $((1 << 20))
+if [ "$ROLE" = a ]; then
+	expect_eq "single: no burst on a" 0 "$BURSTS_A"
+	expect_eq "single: no burst on b" 0 "$BURSTS_B"
+fi
+check "tx_burst back to 64" sh -c "echo 64 > $PARAM"
+
+barrier finished 120
+done_testing
