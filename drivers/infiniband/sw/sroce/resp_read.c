@@ -144,8 +144,11 @@ static bool sroce_resp_read_send(struct sroce_qp *qp,
 
 /*
  * Send READ responses until done or out of budget, in bursts. When the
- * local queue dropped a burst, everything this call sent goes again after
- * a pause: the requester drops what it has already received.
+ * local queue dropped a burst of a READ still in progress, everything this
+ * call sent goes again after a pause: the requester drops what it has
+ * already received. A READ this call finished, or gave up on, stays so:
+ * its requester asks again for responses it lacks, as for any lost on the
+ * wire.
  *
  * Return: true when done.
  */
@@ -158,7 +161,7 @@ static bool sroce_resp_read_continue(struct sroce_qp *qp,
 	bool done;
 
 	done = sroce_resp_read_send(qp, res, budget, &burst);
-	if (sroce_burst_flush(qp, &burst) != -ENOBUFS)
+	if (sroce_burst_flush(qp, &burst) != -ENOBUFS || done)
 		return done;
 	*res = from;
 	qp->resp.congested = true;
