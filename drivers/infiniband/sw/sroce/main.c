@@ -16,6 +16,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include <sroce/wire.h>
+#include "ack.h"
 #include "finj.h"
 #include "qp.h"
 #include "sroce.h"
@@ -84,6 +85,7 @@ static int __init sroce_init(void)
 
 	sroce_wire_init();
 	sroce_icrc_init();
+	sroce_ack_init();
 
 	err = sroce_qp_wq_init();
 	if (err)
@@ -107,6 +109,7 @@ err_dev:
 err_qp_wq:
 	sroce_qp_wq_exit();
 err_icrc:
+	sroce_ack_exit();
 	sroce_icrc_exit();
 err_module_notifier:
 	unregister_module_notifier(&sroce_module_notifier);
@@ -124,6 +127,7 @@ static void __exit sroce_exit(void)
 	sroce_dev_exit();
 	sroce_finj_exit();
 	sroce_qp_wq_exit();
+	sroce_ack_exit();
 	sroce_icrc_exit();
 	unregister_module_notifier(&sroce_module_notifier);
 	pr_info("unloaded\n");

@@ -409,6 +409,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	qp->resp.recv_offset = 0;
 	qp->resp.msn = 0;
 	qp->resp.fatal = false;
+	qp->resp.ack_due = false;
 	if (!qp->resp.srq) {
 		sroce_queue_store_consumer(&qp->resp.rq, 0);
 		if (!qp->is_user)

@@ -18,6 +18,7 @@
 
 #include <sroce/transport.h>
 
+#include "ack.h"
 #include "cq.h"
 #include "finj.h"
 #include "limits.h"
@@ -51,16 +52,9 @@
 #define SROCE_WC_SL_IPV6	1
 #define SROCE_WC_SL_IPV4	2
 
-/**
- * sroce_resp_send_ack() - send an ACK or a NAK as the QP's responder
- * @qp: the QP
- * @psn: the PSN it answers
- * @syndrome: the AETH syndrome
- *
- * A NAK is traced (sroce_nak_send); fault injection sends its forced NAKs
- * through here too.
- */
-void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
+/* Build and send an ACK or a NAK; a NAK is traced. */
+static void sroce_resp_put_ack(struct sroce_qp *qp, u32 psn, u8 syndrome,
+			       u32 msn)
 {
 	struct sroce_pkt pkt;
 
@@ -68,18 +62,69 @@ void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 		return;
 	}
-	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH), syndrome,
-			qp->resp.msn);
+	sroce_aeth_pack(sroce_pkt_hdr(&pkt, SROCE_HDR_AETH), syndrome, msn);
 	if ((syndrome & SROCE_AETH_KIND_MASK) != SROCE_AETH_ACK)
 		trace_sroce_nak_send(qp, psn, syndrome);
 	pkt.bth.psn = psn;
 	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
 }
 
+/**
+ * sroce_resp_ack_flush() - send the ACK the responder owes, if any
+ * @qp: the QP; resp.lock held
+ *
+ * Called at the end of a receive batch (ack.c), and before any other
+ * response, so that responses leave in the order they were decided.
+ */
+void sroce_resp_ack_flush(struct sroce_qp *qp)
+{
+	if (!qp->resp.ack_due)
+		return;
+	qp->resp.ack_due = false;
+	sroce_resp_put_ack(qp, qp->resp.ack_psn,
+			   SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
+			   qp->resp.ack_msn);
+}
+
+/**
+ * sroce_resp_send_ack() - send an ACK or a NAK as the QP's responder
+ * @qp: the QP; resp.lock held
+ * @psn: the PSN it answers
+ * @syndrome: the AETH syndrome
+ *
+ * An ACK still owed goes first. A NAK is traced (sroce_nak_send); fault
+ * injection sends its forced NAKs through here too.
+ */
+void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
+{
+	sroce_resp_ack_flush(qp);
+	sroce_resp_put_ack(qp, psn, syndrome, qp->resp.msn);
+}
+
 void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
 {
 	sroce_resp_send_ack(qp, psn,
 			    SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID);
+}
+
+/*
+ * Owe the requester an ACK for @psn, sent at the end of the receive batch:
+ * a later request of the same batch that asks for one makes it redundant.
+ */
+static void sroce_resp_ack_later(struct sroce_qp *qp, u32 psn)
+{
+	if (!qp->resp.ack_queued) {
+		if (!sroce_ack_coalescing() || !sroce_ack_queue(qp)) {
+			sroce_resp_ack(qp, psn);
+			return;
+		}
+		qp->resp.ack_queued = true;
+	}
+	if (qp->resp.ack_due)
+		sroce_stat_inc(qp->sdev, SROCE_STAT_ACK_COALESCED);
+	qp->resp.ack_due = true;
+	qp->resp.ack_psn = psn;
+	qp->resp.ack_msn = qp->resp.msn;
 }
 
 /* Fail the QP from the responder: NAK the request, then error the QP. */
@@ -674,7 +719,7 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 	    (info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE |
 			    SROCE_OPF_ATOMIC_WRITE)) &&
 	    qp->resp.epsn == sroce_psn_add(psn, 1))
-		sroce_resp_ack(qp, psn);
+		sroce_resp_ack_later(qp, psn);
 }
 
 /**

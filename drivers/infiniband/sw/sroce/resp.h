@@ -6,6 +6,7 @@
 #ifndef _SROCE_RESP_H
 #define _SROCE_RESP_H
 
+#include <linux/llist.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -100,6 +101,12 @@ struct sroce_rd_res {
  * @rd_res_head: next resource to use
  * @work: continues READ responses beyond the softirq budget
  * @throttled: @work waits for the QP's packets in flight to go down
+ * @ack_due: an ACK is owed, for @ack_psn and @ack_msn; it is sent at the
+ *	end of the receive batch, or before any other response (ack.c)
+ * @ack_psn: the PSN the owed ACK acknowledges
+ * @ack_msn: the MSN it carries
+ * @ack_queued: the QP is on a CPU's ACK batch, through @ack_node
+ * @ack_node: the link on that batch
  *
  * The responder runs in the receive softirq and in @work; qp.c fetches
  * receive WQEs and flushes them under @lock too.
@@ -132,6 +139,11 @@ struct sroce_resp {
 	u32			rd_res_head;
 	struct work_struct	work;
 	bool			throttled;
+	bool			ack_due;
+	bool			ack_queued;
+	u32			ack_psn;
+	u32			ack_msn;
+	struct llist_node	ack_node;
 };
 
 void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
@@ -150,6 +162,7 @@ static inline const void *sroce_resp_hdr(const struct sk_buff *skb,
 }
 
 void sroce_resp_ack(struct sroce_qp *qp, u32 psn);
+void sroce_resp_ack_flush(struct sroce_qp *qp);
 void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome);
 void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak);
 bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb);

@@ -68,6 +68,8 @@ static bool sroce_resp_read_send(struct sroce_qp *qp,
 				 unsigned int budget,
 				 struct sroce_burst *burst)
 {
+	/* READ responses acknowledge too: the ACK owed goes before them. */
+	sroce_resp_ack_flush(qp);
 	qp->resp.throttled = false;
 	while (budget--) {
 		bool first = res->resid == res->length;
@@ -280,6 +282,7 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	struct sroce_atmack *ack;
 	struct sroce_pkt pkt;
 
+	sroce_resp_ack_flush(qp);
 	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_ATOMIC_ACK, 0)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 		return;

@@ -56,6 +56,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_CNP_SENT].name = "cnp_sent",
 	[SROCE_STAT_CNP_HANDLED].name = "cnp_handled",
 	[SROCE_STAT_TX_BURSTS].name = "tx_bursts",
+	[SROCE_STAT_ACK_COALESCED].name = "acks_coalesced",
 };
 
 /**
