@@ -11,7 +11,10 @@
 #            packets): the local queue refuses whole bursts, which
 #            tx_queue_full counts, and the requester and READ responder
 #            send them again; the data still arrives whole;
-#   single:  tx_burst=1, set at run time: no burst forms.
+#   single:  tx_burst=1 and ack_coalesce=N, set at run time: no burst
+#            forms, and every request that asks for an ACK gets its own.
+# ACK coalescing is checked alongside: by default the responders answer
+# the requests of a receive batch with one ACK (acks_coalesced).
 #
 # topology: twovm
 # kernels: none
@@ -23,6 +26,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/integrity_lib.sh"
 
 PARAM=/sys/module/sroce/parameters/tx_burst
+ACKPARAM=/sys/module/sroce/parameters/ack_coalesce
 CASES=rc_send,rc_write,rc_read
 
 stat_of() {
@@ -30,18 +34,23 @@ stat_of() {
 }
 
 # session NAME [ARGS...]: the integrity cases between the VMs; each side
-# then shares how many bursts and queue refusals it counted meanwhile.
+# then shares how many bursts, queue refusals and coalesced ACKs it
+# counted meanwhile.
 session() {
-	local name=$1 b0 q0
+	local name=$1 b0 q0 c0
 	shift
 	b0=$(stat_of sroce0 tx_bursts) q0=$(stat_of sroce0 tx_queue_full)
+	c0=$(stat_of sroce0 acks_coalesced)
 	integrity_session "$name" "$G4" "$NET4_B" --tests "$CASES" "$@"
 	put "$name.bursts.$ROLE" $(($(stat_of sroce0 tx_bursts) - b0))
 	put "$name.refused.$ROLE" $(($(stat_of sroce0 tx_queue_full) - q0))
+	put "$name.coalesced.$ROLE" $(($(stat_of sroce0 acks_coalesced) - c0))
 	BURSTS_A=$(get "$name.bursts.a" 120) BURSTS_B=$(get "$name.bursts.b" 120)
 	REFUSED_A=$(get "$name.refused.a" 120)
 	REFUSED_B=$(get "$name.refused.b" 120)
-	diag "$name: bursts a $BURSTS_A, b $BURSTS_B; refused by the queue a $REFUSED_A, b $REFUSED_B"
+	COALESCED_A=$(get "$name.coalesced.a" 120)
+	COALESCED_B=$(get "$name.coalesced.b" 120)
+	diag "$name: bursts a $BURSTS_A, b $BURSTS_B; refused by the queue a $REFUSED_A, b $REFUSED_B; ACKs coalesced a $COALESCED_A, b $COALESCED_B"
 }
 
 check "modprobe sroce" modprobe sroce || bail "sroce does not load"
@@ -51,11 +60,13 @@ check_wait "sroce0 active" 30 port_is sroce0 PORT_ACTIVE
 G4=$(_integrity_gid sroce0 "$(gid_v4 "$MY_IP4")") || bail "no IPv4 GID"
 INTEGRITY_DEV=sroce0
 expect_eq "tx_burst is 64 by default" 64 "$(cat "$PARAM")"
+expect_eq "ack_coalesce is on by default" Y "$(cat "$ACKPARAM")"
 
 session default --budget $((2 << 20))
 if [ "$ROLE" = a ]; then
 	check "default: the requester sent bursts ($BURSTS_A)" [ "$BURSTS_A" -gt 0 ]
 	check "default: the READ responder sent bursts ($BURSTS_B)" [ "$BURSTS_B" -gt 0 ]
+	check "default: the responder coalesced ACKs ($COALESCED_B)" [ "$COALESCED_B" -gt 0 ]
 fi
 
 check "netem on eth0, 1 ms, at most 3 packets queued" \
@@ -69,12 +80,16 @@ fi
 expect_eq "drops: no QP ran out of retries" 0 "$(stat_of sroce0 retry_exceeded)"
 
 check "tx_burst=1 at run time" sh -c "echo 1 > $PARAM"
+check "ack_coalesce=N at run time" sh -c "echo N > $ACKPARAM"
 session single --budget $((1 << 20))
 if [ "$ROLE" = a ]; then
 	expect_eq "single: no burst on a" 0 "$BURSTS_A"
 	expect_eq "single: no burst on b" 0 "$BURSTS_B"
+	expect_eq "single: no ACK coalesced on a" 0 "$COALESCED_A"
+	expect_eq "single: no ACK coalesced on b" 0 "$COALESCED_B"
 fi
 check "tx_burst back to 64" sh -c "echo 64 > $PARAM"
+check "ack_coalesce back on" sh -c "echo Y > $ACKPARAM"
 
 barrier finished 120
 done_testing

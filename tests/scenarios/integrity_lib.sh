@@ -154,6 +154,12 @@ _integrity_gid() {
 	gid_index "$dev" "$gid"
 }
 
+# _integrity_counter DEV NAME: the value of one of DEV's counters.
+_integrity_counter() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' |
+		awk -v n="$2" 'p { print; exit } $0 == n { p = 1 }'
+}
+
 integrity_main() {
 	local module=$1 type=$2 dev=$3 g4 g6
 	INTEGRITY_DEV=$dev
@@ -180,6 +186,11 @@ integrity_main() {
 
 	barrier integrity-done 120
 	log "counters of $dev: $(rdma statistic show link "$dev/1" 2>&1)"
+	if [ "$module" = sroce ] && [ "$ROLE" = b ]; then
+		# Requests of one QP that arrive in one receive batch get one ACK.
+		check "$dev answered requests of a batch with one ACK" \
+			[ "$(_integrity_counter "$dev" acks_coalesced)" -gt 0 ]
+	fi
 	check "rdma link delete $dev" rdma link delete "$dev"
 	done_testing
 }
