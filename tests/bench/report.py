@@ -196,11 +196,20 @@ def main():
                       [gib_cost(vals, bw_key(s)) for s in stacks]))
         if qps:
             rq = [s for s in stacks if s != "tcp"]
+            # sroce's retransmission timeouts, where the runs counted them.
+            rto = [s for s in rq if any(
+                (mtu, s, test, x, "timeouts") in vals for test, x in qps)]
             cols = (["QPs"] + [LABEL[s] for s in rq] +
                     ["sroce/" + LABEL[s] for s in rq if s != "sroce"] +
-                    ["CPU " + LABEL[s] for s in rq])
+                    ["CPU " + LABEL[s] for s in rq] +
+                    ["timeouts " + LABEL[s] for s in rto])
             w("")
             w("### Many QPs (ib_write_bw -q N, 4 KiB messages, MiB/s)")
+            if rto:
+                w("")
+                w("timeouts: retransmission timeouts the requester counted "
+                  "during the run, each round's; a run with many spent its "
+                  "time going back (Documentation/performance.rst).")
             w("")
             w(row(cols))
             w(align(0, len(cols)))
@@ -208,7 +217,10 @@ def main():
                 v = {s: vals.get((mtu, s, test, x, "MiBps")) for s in rq}
                 w(row([x] + [v[s] for s in rq] +
                       [ratio(v["sroce"], v[s]) for s in rq if s != "sroce"] +
-                      [gib_cost(vals, (mtu, s, test, x)) for s in rq]))
+                      [gib_cost(vals, (mtu, s, test, x)) for s in rq] +
+                      ["/".join(figures.get((mtu, s, test, x, "timeouts"),
+                                            []))
+                       for s in rto]))
         if lat or tcplat or icmp_x:
             w("")
             w("### Latency (usec, half a round trip, lower is better)")

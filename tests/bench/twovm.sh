@@ -31,6 +31,9 @@
 #                  irq, softirq) and in user space during the run, from
 #                  /proc/stat; perftest polls its completion queue, so its
 #                  user time is the length of the run
+#   timeouts       sroce's retransmit_timeouts counter on VM a (the
+#                  requester) over a bandwidth run: a run with many is one
+#                  that went back again and again, whatever else it says
 # A run that fails prints VALUE "failed". Runs are sized by iteration
 # counts (bytes for iperf3); qperf's latency test only knows durations.
 #
@@ -191,10 +194,17 @@ detach() {
 
 port=18700
 
+# timeouts DEV: the retransmit_timeouts counter of an sroce device, nothing
+# for another driver.
+timeouts() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "retransmit_timeouts") print $(i + 1) }'
+}
+
 # perftest_bw STACK DEV TEST SIZE QPS: one bandwidth run; X is the size,
 # or the QP count when QPS is above one or TEST is ib_write_bw_qps.
 perftest_bw() {
-	local stack=$1 dev=$2 t=$3 size=$4 qps=$5 name=$3 x=$4 n val
+	local stack=$1 dev=$2 t=$3 size=$4 qps=$5 name=$3 x=$4 n val rto0 rto1
 	if [ "$qps" -gt 0 ]; then
 		name=${t}_qps x=$qps
 		n=$(clamp $((BENCH_QPS_BYTES / size / qps)) 10 10000)
@@ -207,6 +217,7 @@ perftest_bw() {
 	# on either stack.
 	[ "$n" -gt 100 ] && n=$((n - n % 100))
 	port=$((port + 1))
+	[ "$ROLE" = a ] && rto0=$(timeouts "$dev")
 	if pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" -- \
 		"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" "$NET4_B"; then
 		[ "$ROLE" = a ] || return 0
@@ -214,6 +225,9 @@ perftest_bw() {
 		val=$(awk -v s="$size" '$1 == s && NF >= 5 { v = $4 } END { print v }' <<<"$PAIR_OUT")
 		emit "$stack" "$name" "$x" MiBps "${val:-failed}"
 		[ -n "$val" ] && emit_cpu "$stack" "$name" "$x" $((size * n * qps))
+		rto1=$(timeouts "$dev")
+		[ -n "$rto0" ] && [ -n "$rto1" ] &&
+			emit "$stack" "$name" "$x" timeouts $((rto1 - rto0))
 	elif [ "$ROLE" = a ]; then
 		emit "$stack" "$name" "$x" MiBps failed
 	fi
