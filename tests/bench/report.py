@@ -19,6 +19,8 @@ import sys
 STACKS = ("sroce", "sroce1", "rxe", "tcp")
 LABEL = {"sroce": "sroce", "sroce1": "sroce1", "rxe": "rxe", "tcp": "TCP"}
 RDMA = ("sroce", "sroce1", "rxe")
+# The parameters that batch, read back from each sroce stack.
+BATCH_PARAMS = ("tx_burst", "ack_coalesce")
 # The TCP run each RDMA test is compared with.
 TCP_BW = "iperf3"
 TCP_LAT = "qperf_tcp_lat"
@@ -124,16 +126,19 @@ def main():
           "figure is the median of its rounds (a failed round left out)."
           % rounds)
 
-    burst = [(m, s, vals[(m, s, "param", "0", "tx_burst")]) for m in mtus
-             for s in ("sroce", "sroce1")
-             if (m, s, "param", "0", "tx_burst") in vals]
-    if burst:
+    params = [(m, st, ", ".join("%s %s" % (p, vals[(m, st, "param", "0", p)])
+                                for p in BATCH_PARAMS
+                                if (m, st, "param", "0", p) in vals))
+              for m in mtus for st in ("sroce", "sroce1")]
+    params = [(m, st, v) for m, st, v in params if v]
+    if params:
+        absent = any("absent" in v for m, st, v in params)
         w("")
-        w("sroce's tx_burst parameter as read back after loading: " +
-          ", ".join("%s at MTU %s: %s" % (s, m, v) for m, s, v in burst) +
-          ("." if all(v != "absent" for m, s, v in burst) else
+        w("sroce's batching parameters as read back after loading: " +
+          "; ".join("%s at MTU %s: %s" % (st, m, v) for m, st, v in params) +
+          ("." if not absent else
            "; \"absent\": this sroce has no such parameter" +
-           (", and sroce1 ran with the same batching as sroce."
+           (", and sroce1 ran with that batching as sroce did."
             if "sroce1" in ran else ".")))
 
     for mtu in mtus:
@@ -332,7 +337,7 @@ def plot(rows, vals, mtus, outdir):
                 floors[(mtu, kind)] = v[0]
     if not series:
         return False
-    label = {"sroce": "sroce", "sroce1": "sroce, tx\\_burst=1",
+    label = {"sroce": "sroce", "sroce1": "sroce, no batching",
              "rxe": "rdma\\_rxe", "tcp": "TCP"}
     color = {"sroce": "#c0392b", "sroce1": "#e67e22", "rxe": "#2471a3",
              "tcp": "#7f8c8d"}

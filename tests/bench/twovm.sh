@@ -8,7 +8,8 @@
 #   BENCH <tab> MTU <tab> STACK <tab> TEST <tab> X <tab> METRIC <tab> VALUE
 #
 # MTU is the netdev MTU of both eth0s; STACK is sroce, sroce1 (sroce
-# loaded with tx_burst=1: every packet handed to the IP layer alone), rxe
+# loaded with tx_burst=1 and ack_coalesce=0: every packet handed to the IP
+# layer alone, every ACK requested sent at once), rxe
 # or tcp, or one of the link's floors: floor (TEST icmp_echo, X the ping
 # payload) or udp (TEST iperf3_udp, X the datagram size: the RoCE payload
 # of one packet at this MTU). X is otherwise the message size in bytes,
@@ -24,7 +25,8 @@
 #   count          ICMP echo: the replies the figures are computed from
 #   bytes          payload the run moved
 #   active_mtu     the RDMA port's active MTU (TEST port, X 0)
-#   tx_burst       the sroce module's tx_burst parameter as read back
+#   tx_burst, ack_coalesce
+#                  the sroce module's parameters as read back
 #                  (TEST param, X 0), "absent" when it has none
 #   cpu_kern, cpu_user
 #                  CPU seconds both guests spent in the kernel (system,
@@ -246,9 +248,13 @@ rdma_stack() {
 	fi
 	if [ "$ROLE" = a ]; then
 		emit "$stack" port 0 active_mtu "$(ibv_attr "$dev" active_mtu)"
-		# Which batching the run had: an older sroce ignores tx_burst.
-		[ "$2" = sroce ] && emit "$stack" param 0 tx_burst \
-			"$(cat /sys/module/sroce/parameters/tx_burst 2>/dev/null || echo absent)"
+		# Which batching the run had: an older sroce lacks the parameters.
+		if [ "$2" = sroce ]; then
+			for m in tx_burst ack_coalesce; do
+				emit "$stack" param 0 "$m" \
+					"$(cat "/sys/module/sroce/parameters/$m" 2>/dev/null || echo absent)"
+			done
+		fi
 	fi
 	for t in $BENCH_BW_TESTS; do
 		for size in $BENCH_SIZES; do
@@ -435,7 +441,7 @@ for BENCH_MTU in $BENCH_MTUS; do
 			BENCH_STEP=$((BENCH_STEP + 1))
 			case $stack in
 			sroce) rdma_stack sroce sroce sroce sroce0 ;;
-			sroce1) rdma_stack sroce1 sroce sroce sroce0 tx_burst=1 ;;
+			sroce1) rdma_stack sroce1 sroce sroce sroce0 tx_burst=1 ack_coalesce=0 ;;
 			rxe) rdma_stack rxe rdma_rxe rxe rxe0 ;;
 			tcp) tcp_stack ;;
 			esac
