@@ -138,7 +138,7 @@ kernels_for() {
 # Scenarios by name. A scenario file whose "topology:" header names
 # several topologies runs once in each, as FILE_TOPO (pingpong.sh:
 # pingpong_netns and pingpong_twovm).
-declare -A s_file s_topo s_kernels s_timeout s_requires s_isolate s_vcpus
+declare -A s_file s_topo s_kernels s_full s_timeout s_requires s_isolate s_vcpus
 names=()
 for f in "$scen_dir"/*.sh; do
 	[ -f "$f" ] || continue
@@ -154,6 +154,8 @@ for f in "$scen_dir"/*.sh; do
 		s_file[$name]=$f
 		s_topo[$name]=$topo
 		s_kernels[$name]=$(kernels_for "$(header "$f" kernels)" "$topo")
+		s_full[$name]=$(kernels_for "$(header "$f" full-kernels)" "$topo")
+		[ "${s_full[$name]}" != none ] || s_full[$name]=
 		s_timeout[$name]=$(header "$f" timeout)
 		s_requires[$name]=$(header "$f" requires)
 		s_isolate[$name]=$(header "$f" isolate)
@@ -163,9 +165,10 @@ done
 
 if [ $list_only = 1 ]; then
 	for name in "${names[@]}"; do
-		printf '%-20s topology=%s kernels=%s timeout=%s requires=%s isolate=%s vcpus=%s\n' "$name" \
+		full=${s_full[$name]:--}
+		printf '%-20s topology=%s kernels=%s timeout=%s requires=%s isolate=%s vcpus=%s full=%s\n' "$name" \
 			"${s_topo[$name]}" "${s_kernels[$name]:-all}" "${s_timeout[$name]:-180}" \
-			"${s_requires[$name]:--}" "${s_isolate[$name]:-no}" "${s_vcpus[$name]:-1}"
+			"${s_requires[$name]:--}" "${s_isolate[$name]:-no}" "${s_vcpus[$name]:-1}" "${full// /,}"
 	done
 	exit 0
 fi
@@ -274,8 +277,10 @@ run_boot() {
 
 	# The boot's cost leaves out the wait for CPU slots (boot_waited).
 	t0=$SECONDS
-	# Every vCPU of every VM holds a slot, also against other runners.
-	vm_lock $((${#roles[@]} * VM_SMP))
+	# The slots the planner counted for this boot (vm_topo_slots), also
+	# against other runners: a lock that took more than the plan left
+	# the plan's free slot idle until this boot ended.
+	vm_lock "$(vm_topo_slots "$topo")"
 	boot_waited=$((SECONDS - t0))
 	t0=$SECONDS
 	local t0r=$EPOCHREALTIME
