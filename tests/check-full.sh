@@ -7,7 +7,10 @@
 # KASAN, lockdep and kmemleak watching. make check runs all of them on the
 # stock kernels already; it runs kunit, delete, pingpong_netns and pktfuzz on the
 # debug kernel, which this does not repeat. Scenarios whose header says
-# "kernels: none" run here only. Then, on 6.1, pktfuzz_1m
+# "kernels: none" run here only. A scenario whose "full-kernels:" header
+# names a stock kernel that its "kernels:" header leaves out (make check
+# runs it on the other one) runs here on that kernel too. Then, on 6.1,
+# pktfuzz_1m
 # (tests/extra/pktfuzz_1m.sh: the pktfuzz scenario with PKTFUZZ_COUNT
 # packets, 1000000 unless set, the integrity tool and the pingpongs
 # running throughout; about eight minutes) and the soak (tests/extra/soak.sh,
@@ -33,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--filter) filter=${2:-}; shift 2 || exit 2 ;;
 	--out) out=${2:-}; shift 2 || exit 2 ;;
 	--list) list=1; shift ;;
-	*) sed -n '3,24s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '3,27s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 out=${out:-$root/out/check-full-$(date +%Y%m%d-%H%M%S)}
@@ -43,17 +46,28 @@ names=$("$root/tests/run-scenarios.sh" --kernel debug --list |
 	awk '{ k = $0; sub(/.*kernels=/, "", k); sub(/ timeout=.*/, "", k)
 	       if (k != "all" && (" " k " ") !~ / debug /) print $1 }')
 [ -z "$filter" ] || names=$(grep -E -- "$filter" <<<"$names")
+# Scenarios that make check runs on fewer stock kernels than they
+# support, one "KERNEL NAME" line per kernel their "full-kernels:"
+# header names.
+extra=$("$root/tests/run-scenarios.sh" --kernel debug --list |
+	awk '{ f = $NF; sub(/^full=/, "", f); if (f == "-") next
+	       n = split(f, w, ","); for (i = 1; i <= n; i++) print w[i], $1 }')
+[ -z "$filter" ] || extra=$(awk -v re="$filter" '$2 ~ re' <<<"$extra")
+extra_kernels=$(awk '{ print $1 }' <<<"$extra" | sort -u)
 soak=0
 [ -z "$filter" ] || grep -qE -- "$filter" <<<soak && soak=1
 fuzz=0
 [ -z "$filter" ] || grep -qE -- "$filter" <<<pktfuzz_1m && fuzz=1
 fuzz_count=${PKTFUZZ_COUNT:-1000000}
-if [ -z "$names" ] && [ $soak = 0 ] && [ $fuzz = 0 ]; then
+if [ -z "$names" ] && [ -z "$extra" ] && [ $soak = 0 ] && [ $fuzz = 0 ]; then
 	echo "# no scenario of check-full matches '$filter'"
 	echo "0 passed, 0 failed"
 	exit 0
 fi
 echo "# on the debug kernel: ${names//$'\n'/ }"
+for k in $extra_kernels; do
+	echo "# on $k: $(awk -v k="$k" '$1 == k { s = s (s ? " " : "") $2 } END { print s }' <<<"$extra")"
+done
 [ $fuzz = 0 ] || echo "# on 6.1: pktfuzz_1m ($fuzz_count packets)"
 [ $soak = 0 ] || echo "# on 6.1: soak (${SOAK_MINUTES:-30} minutes)"
 [ $list = 0 ] || exit 0
@@ -84,12 +98,16 @@ run_part() {
 
 [ -z "$names" ] || SROCE_ALL_KERNELS=1 run_part "debug kernel" --kernel debug \
 	--filter "^(${names//$'\n'/|})\$" --out "$out/debug"
-if [ $soak = 1 ] || [ $fuzz = 1 ]; then
+if [ $soak = 1 ] || [ $fuzz = 1 ] || [ -n "$extra" ]; then
 	if ! make -s -C "$root/tools" >&2 || ! "$root/scripts/build-kernels.sh" >&2; then
-		echo "not ok 1 - the tools and modules for 6.1 build"
+		echo "not ok 1 - the tools and modules for the stock kernels build"
 		failed=$((failed + 1))
 	fi
 fi
+for k in $extra_kernels; do
+	ks=$(awk -v k="$k" '$1 == k { printf "%s|", $2 }' <<<"$extra")
+	SROCE_ALL_KERNELS=1 run_part "$k" --kernel "$k" --filter "^(${ks%|})\$" --out "$out/$k"
+done
 [ $fuzz = 0 ] || SROCE_SCENARIO_ENV="PKTFUZZ_COUNT=$fuzz_count ${SROCE_SCENARIO_ENV:-}" \
 	run_part "pktfuzz_1m" --kernel 6.1 --dir "$root/tests/extra" --filter '^pktfuzz_1m$' --out "$out/pktfuzz_1m"
 if [ $soak = 1 ]; then

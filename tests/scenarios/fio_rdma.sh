@@ -30,7 +30,8 @@
 # the sending and the receiving side.
 #
 # topology: twovm
-# kernels: 6.1 6.12
+# kernels: 6.12
+# full-kernels: 6.1
 # timeout: 300
 # requires: sroce
 

@@ -13,6 +13,9 @@
 #                                  for one topology only; "none" runs it
 #                                  only under SROCE_ALL_KERNELS=1, as
 #                                  make check-full does)
+#   # full-kernels: 6.12          (stock kernels the "kernels:" header
+#                                  leaves out that make check-full runs
+#                                  it on; "K:TOPO" as above)
 #   # timeout: SECONDS            (default 180; scaled by 5 on the debug kernel)
 #   # requires: sroce             (fail at once when build/KVER/sroce.ko is missing)
 #   # isolate: yes                (boot a VM for this scenario alone)

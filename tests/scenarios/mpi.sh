@@ -23,7 +23,8 @@
 # the GRH image holds.
 #
 # topology: twovm
-# kernels: 6.1 6.12
+# kernels: 6.12
+# full-kernels: 6.1
 # timeout: 300
 # requires: sroce
 

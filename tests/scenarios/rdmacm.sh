@@ -8,7 +8,8 @@
 # DMA region.
 #
 # topology: netns twovm
-# kernels: 6.1 6.12
+# kernels: 6.1 6.12:twovm
+# full-kernels: 6.12:netns
 # timeout: 900
 # requires: sroce
 

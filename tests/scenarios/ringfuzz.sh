@@ -14,7 +14,8 @@
 # The harness fails the scenario on any kernel report.
 #
 # topology: netns
-# kernels: 6.1 6.12
+# kernels: 6.1
+# full-kernels: 6.12
 # requires: sroce
 # timeout: 900
 # vcpus: 2

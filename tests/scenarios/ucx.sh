@@ -24,7 +24,8 @@
 # chose must be on sroce0:1.
 #
 # topology: twovm
-# kernels: 6.1 6.12
+# kernels: 6.12
+# full-kernels: 6.1
 # timeout: 300
 # requires: sroce
 
