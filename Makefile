@@ -10,7 +10,8 @@
 #   make lint            W=1 and sparse builds for every kernel, checkpatch --strict
 #   make kunit           KUnit suites in a VM on the debug kernel
 #   make check           everything: builds, lint, KUnit, VM scenarios; ends "N passed, N failed"
-#   make check-full      what make check leaves out for time: the other scenarios on the debug kernel
+#   make check-full      what make check leaves out for time: the other scenarios on the debug kernel,
+#                        some on the other stock kernel, a million fuzzed packets, the soak
 #   make demo            two VMs running ibv_rc_pingpong over sroce
 #   make bench           sroce against rdma_rxe and TCP on the two-VM link
 #   make install         install sroce.ko for the kernel in KDIR and run depmod
