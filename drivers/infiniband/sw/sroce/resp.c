@@ -78,6 +78,7 @@ static void sroce_resp_put_ack(struct sroce_qp *qp, u32 psn, u8 syndrome,
  */
 void sroce_resp_ack_flush(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->resp.lock);
 	if (!qp->resp.ack_due)
 		return;
 	qp->resp.ack_due = false;
