@@ -70,4 +70,21 @@ static inline u64 sroce_rto_base_us(u8 timeout, const struct sroce_rtt *rtt)
 	return max(us, measured);
 }
 
+/**
+ * sroce_rtt_as_guess() - another path's estimate, as a guess for a new QP
+ * @rtt: the estimate of the device's QPs together
+ *
+ * A QP that has timed no round trip of its own waits on the device's
+ * estimate, but its own path may be slower than the others': the
+ * deviation is raised to at least a quarter of the mean, so that
+ * sroce_rto_base_us() waits at least twice the mean round trip.
+ *
+ * Return: @rtt with that deviation.
+ */
+static inline struct sroce_rtt sroce_rtt_as_guess(struct sroce_rtt rtt)
+{
+	rtt.rttvar_us = max(rtt.rttvar_us, rtt.srtt_us / 4);
+	return rtt;
+}
+
 #endif /* _SROCE_RTO_H */

@@ -151,6 +151,29 @@ static void rto_random(struct kunit *test)
 	}
 }
 
+/*
+ * A new QP's wait on the device's estimate: at least twice its mean, the
+ * mean plus four deviations when that is longer, never below the QP's
+ * own timeout, and the QP's timeout alone while the device has none.
+ */
+static void rto_guess_from_device(struct kunit *test)
+{
+	struct sroce_rtt none = {}, steady = { 300000, 1000 };
+	struct sroce_rtt wide = { 300000, 100000 }, fast = { 1000, 900 };
+	struct sroce_rtt g;
+
+	g = sroce_rtt_as_guess(none);
+	KUNIT_EXPECT_EQ(test, sroce_rto_base_us(14, &g), ref_timeout_us(14));
+	g = sroce_rtt_as_guess(steady);
+	KUNIT_EXPECT_EQ(test, g.srtt_us, 300000U);
+	KUNIT_EXPECT_EQ(test, sroce_rto_base_us(14, &g), 600000ULL);
+	g = sroce_rtt_as_guess(wide);
+	KUNIT_EXPECT_EQ(test, sroce_rto_base_us(14, &g), 700000ULL);
+	g = sroce_rtt_as_guess(fast);
+	KUNIT_EXPECT_EQ(test, sroce_rto_base_us(14, &g), ref_timeout_us(14));
+	KUNIT_EXPECT_EQ(test, sroce_rto_base_us(1, &g), 4600ULL);
+}
+
 static struct kunit_case sroce_rto_cases[] = {
 	KUNIT_CASE(rto_no_sample_is_qp_timeout),
 	KUNIT_CASE(rto_first_sample),
@@ -159,6 +182,7 @@ static struct kunit_case sroce_rto_cases[] = {
 	KUNIT_CASE(rto_never_below_qp_timeout),
 	KUNIT_CASE(rto_measured_cap),
 	KUNIT_CASE(rto_random),
+	KUNIT_CASE(rto_guess_from_device),
 	{}
 };
 

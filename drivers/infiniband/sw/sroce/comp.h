@@ -43,7 +43,8 @@ struct sroce_comp {
 
 /**
  * struct sroce_rto - the retransmission timeout's state of a QP (rto.c)
- * @backoff: retransmission timeouts in a row without progress
+ * @backoff: retransmission timeouts since a round trip was last timed, at
+ *	most SROCE_RTO_BACKOFF_MAX (Karn's rule, see rto.c)
  * @deferred: timer expiries in a row put off by sroce_rto_defer()
  * @rtt_timing: a round trip is being timed, that of @rtt_psn
  * @rtt_psn: the request PSN being timed, sent once only

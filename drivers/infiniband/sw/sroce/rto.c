@@ -11,9 +11,20 @@
  * waits for the mean plus four deviations when that is longer than the
  * QP's timeout (see sroce_rto_base_us()).
  *
- * Each timeout in a row without progress doubles the wait, twice at most, and
- * a random quarter on top keeps the QPs that lost packets together from
- * retrying together. The retry count keeps its meaning: after retry_cnt
+ * A QP that has not timed a round trip yet would wait its own timeout alone,
+ * and a thousand new QPs sharing one busy path all time out at once and
+ * send everything again. So every sample also feeds one estimate for the
+ * whole device, and a QP without a sample of its own waits as long as that
+ * estimate says, and at least twice its mean: the round trips its
+ * neighbours see are the best guess for its own, but only a guess.
+ *
+ * Each timeout doubles the wait, twice at most, and a random quarter on top
+ * keeps the QPs that lost packets together from retrying together. The
+ * doubled wait holds until a round trip is timed again, not merely until
+ * the next ACK (Karn's rule): an ACK that may answer a retransmitted copy
+ * tells nothing of the round trip, and a QP whose timeout is shorter than
+ * the round trip, sending one packet at a time, would otherwise time out on
+ * every packet and never time one. The retry count keeps its meaning: after retry_cnt
  * timeouts in a row without progress, the next one fails the WQE with
  * RETRY_EXC_ERR.
  */
@@ -22,6 +33,7 @@
 
 #include "comp.h"
 #include "qp.h"
+#include "sroce.h"
 #include "txflow.h"
 
 /* Timeouts in a row that still double the wait: up to four times. */
@@ -29,6 +41,26 @@
 
 /* Expiries in a row put off while the requester's packets are still here. */
 #define SROCE_RTO_DEFER_MAX	64
+
+/*
+ * The device's estimate is updated by the QPs of all CPUs without a lock:
+ * a sample lost to a race is as harmless as one never taken, and packing
+ * the estimate into one atomic64_t keeps readers from seeing half of one.
+ */
+static struct sroce_rtt sroce_rtt_seed_read(struct sroce_dev *sdev)
+{
+	u64 v = atomic64_read(&sdev->rtt_seed);
+
+	return (struct sroce_rtt){ .srtt_us = v >> 32, .rttvar_us = (u32)v };
+}
+
+static void sroce_rtt_seed_sample(struct sroce_dev *sdev, u32 us)
+{
+	struct sroce_rtt rtt = sroce_rtt_seed_read(sdev);
+
+	sroce_rtt_sample(&rtt, us);
+	atomic64_set(&sdev->rtt_seed, (u64)rtt.srtt_us << 32 | rtt.rttvar_us);
+}
 
 /**
  * sroce_rto_reset() - forget the timing of an earlier connection
@@ -75,14 +107,16 @@ void sroce_rto_rewound(struct sroce_qp *qp)
  */
 void sroce_rto_acked(struct sroce_qp *qp, u32 una_psn)
 {
-	qp->rto.backoff = 0;
 	qp->rto.deferred = 0;
 	if (qp->rto.rtt_timing &&
 	    sroce_psn_diff(una_psn, qp->rto.rtt_psn) > 0) {
 		s64 us = ktime_us_delta(ktime_get(), qp->rto.rtt_start);
+		u32 sample = clamp_t(s64, us, 0, U32_MAX);
 
 		qp->rto.rtt_timing = false;
-		sroce_rtt_sample(&qp->rto.rtt, clamp_t(s64, us, 0, U32_MAX));
+		qp->rto.backoff = 0;
+		sroce_rtt_sample(&qp->rto.rtt, sample);
+		sroce_rtt_seed_sample(qp->sdev, sample);
 	}
 }
 
@@ -126,8 +160,16 @@ bool sroce_rto_defer(struct sroce_qp *qp)
  */
 unsigned long sroce_rto_interval(struct sroce_qp *qp)
 {
-	u64 us = sroce_rto_base_us(qp->timeout, &qp->rto.rtt);
+	struct sroce_rtt seed;
 	unsigned long j;
+	u64 us;
+
+	if (qp->rto.rtt.srtt_us) {
+		us = sroce_rto_base_us(qp->timeout, &qp->rto.rtt);
+	} else {
+		seed = sroce_rtt_as_guess(sroce_rtt_seed_read(qp->sdev));
+		us = sroce_rto_base_us(qp->timeout, &seed);
+	}
 
 	j = usecs_to_jiffies(min_t(u64, us, UINT_MAX));
 	j = max(j, 2UL);

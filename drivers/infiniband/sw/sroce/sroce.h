@@ -57,6 +57,9 @@ struct sroce_stats;
  * @tx: its packets in the queues below, and its line of QPs waiting for
  *	room there (txflow.c); it outlives the device while packets remain
  * @attrs: the device attributes, as query_device reports them
+ * @rtt_seed: the round trips of all its RC QPs, smoothed as one estimate
+ *	(struct sroce_rtt packed into 64 bits): the retransmission timeout
+ *	of a QP that has no sample of its own yet (rto.c)
  */
 struct sroce_dev {
 	struct ib_device	ibdev;
@@ -84,6 +87,7 @@ struct sroce_dev {
 	struct sroce_finj	*finj;
 	struct sroce_dev_txflow	*tx;
 	struct ib_device_attr	attrs;
+	atomic64_t		rtt_seed;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
