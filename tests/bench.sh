@@ -128,7 +128,7 @@ commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$root" status --porcelain -- drivers include 2>/dev/null)" ]; then
 	commit="$commit (driver sources modified)"
 fi
-kver=$(sed -n 's/^kver: //p' "$out"/{vm,smp}/a/boot.info 2>/dev/null | head -n1)
+kver=$(cat "$out"/{vm,smp}/a/boot.info 2>/dev/null | sed -n 's/^kver: //p' | head -n1 || true)
 
 {
 	echo "# sroce benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
