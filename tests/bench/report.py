@@ -117,7 +117,11 @@ def per_cpu(vals, key, metric, vm):
     """A per-CPU figure of one VM as "CPU0/CPU1/...", "-" when absent."""
     out = []
     while key + ("%s_%s%d" % (metric, vm, len(out)),) in vals:
-        out.append(vals[key + ("%s_%s%d" % (metric, vm, len(out)),)])
+        v = vals[key + ("%s_%s%d" % (metric, vm, len(out)),)]
+        # Counts stay whole when several rounds were combined.
+        if metric == "netrx" and num(v):
+            v = "%d" % round(float(v))
+        out.append(v)
     return "/".join(out) if out else "-"
 
 
