@@ -37,6 +37,15 @@
 #                        turn at each MTU (default 1); the report gives the
 #                        median of the rounds: with "sroce sroce1", an A/B
 #                        less at the mercy of the machine's load drifting
+#   SROCE_BENCH_SCALING  "1": after that boot, a second one with
+#                        SROCE_BENCH_VCPUS vCPUs per guest measures one flow
+#                        against N (N QPs or streams in one process, and N
+#                        processes) for the stacks, and UDP with "udp" in
+#                        the floors (tests/bench/scaling.sh); "only": that
+#                        boot alone; "0" (default): none
+#   SROCE_BENCH_VCPUS    vCPUs per guest, and flows, of the scaling boot
+#                        (default 2)
+#   SROCE_BENCH_SCALE_SIZES  its message sizes (default "65536 1048576")
 #
 # A quick run: SROCE_BENCH_MTUS=1500 SROCE_BENCH_SIZES="64 65536" make bench
 set -euo pipefail
@@ -55,7 +64,7 @@ fi
 # The selection, passed to the guests as shell assignments: words of
 # letters, digits and underscores only.
 env=
-for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS RUN_TIMEOUT ROUNDS; do
+for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS RUN_TIMEOUT ROUNDS SCALE_SIZES; do
 	var=SROCE_BENCH_$v
 	[ -n "${!var+set}" ] || continue
 	val=${!var}
@@ -73,35 +82,71 @@ if [[ ! $rounds =~ ^[1-9][0-9]?$ ]]; then
 	exit 2
 fi
 
-echo "bench: two VMs on kernel $kernel, output in $out" >&2
-rc=0
-"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --timeout $((2400 * rounds)) \
-	--out "$out/vm" --cmd "$env. $root/tests/bench/twovm.sh" >"$out/vm.log" 2>&1 || rc=$?
-raw=$out/vm/a/cmd.out
-if [ ! -s "$raw" ]; then
-	echo "bench: no output from the guests (exit status $rc); see $out/vm.log" >&2
-	tail -n 30 "$out/vm.log" >&2
-	exit 1
+scaling=${SROCE_BENCH_SCALING:-0}
+vcpus=${SROCE_BENCH_VCPUS:-2}
+case $scaling in
+0 | 1 | only) ;;
+*) echo "bench: SROCE_BENCH_SCALING: 0, 1 or only" >&2; exit 2 ;;
+esac
+if [[ ! $vcpus =~ ^[2-8]$ ]]; then
+	echo "bench: SROCE_BENCH_VCPUS: a number from 2 to 8" >&2
+	exit 2
 fi
-grep -P '^BENCH\t' "$raw" | cut -f2- >"$out/results.tsv" || true
+
+# guests DIR VCPUS CMD: one boot of the two VMs; fails when VM a printed
+# nothing.
+guests() {
+	local dir=$1 n=$2 cmd=$3 r=0
+	"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --vcpus "$n" \
+		--timeout $((2400 * rounds)) --out "$out/$dir" --cmd "$cmd" \
+		>"$out/$dir.log" 2>&1 || r=$?
+	[ "$r" = 0 ] || rc=$r
+	if [ ! -s "$out/$dir/a/cmd.out" ]; then
+		echo "bench: no output from the guests (exit status $r); see $out/$dir.log" >&2
+		tail -n 30 "$out/$dir.log" >&2
+		return 1
+	fi
+}
+
+rc=0
+raw=$out/vm/a/cmd.out
+: >"$out/results.tsv"
+if [ "$scaling" != only ]; then
+	echo "bench: two VMs on kernel $kernel, output in $out" >&2
+	guests vm 1 "$env. $root/tests/bench/twovm.sh" || exit 1
+	grep -P '^BENCH\t' "$raw" | cut -f2- >"$out/results.tsv" || true
+fi
+report_args=()
+if [ "$scaling" != 0 ]; then
+	echo "bench: scaling, two VMs of $vcpus vCPUs on kernel $kernel, output in $out" >&2
+	guests smp "$vcpus" "${env}BENCH_SCALING=$vcpus; . $root/tests/bench/twovm.sh" || exit 1
+	grep -P '^SCALE\t' "$out/smp/a/cmd.out" | cut -f2- >"$out/scaling.tsv" || true
+	report_args=("$out/scaling.tsv")
+fi
 
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$root" status --porcelain -- drivers include 2>/dev/null)" ]; then
 	commit="$commit (driver sources modified)"
 fi
-kver=$(sed -n 's/^kver: //p' "$out/vm/a/boot.info" 2>/dev/null | head -n1)
+kver=$(cat "$out"/{vm,smp}/a/boot.info 2>/dev/null | sed -n 's/^kver: //p' | head -n1 || true)
 
 {
 	echo "# sroce benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
-	echo "Two QEMU guests (TCG, one vCPU each) on kernel ${kver:-$kernel}, joined by a"
+	if [ "$scaling" = only ]; then
+		echo "Two QEMU guests (TCG, $vcpus vCPUs each) on kernel ${kver:-$kernel}, joined by a"
+	else
+		echo "Two QEMU guests (TCG, one vCPU each) on kernel ${kver:-$kernel}, joined by a"
+	fi
 	echo "virtio-net link over a QEMU stream socket. Tree $commit. One run each: the"
 	echo "machine is shared and noisy; read the ratios, measured in the same boot,"
 	echo "rather than the absolute figures."
 } >"$out/header.md"
 {
-	/usr/bin/python3 "$root/tests/bench/report.py" "$out/results.tsv" "$out" "$out/header.md"
-	failures=$(grep -E '^# (failed|cannot)|cannot attach' "$raw" || true)
+	/usr/bin/python3 "$root/tests/bench/report.py" "$out/results.tsv" "$out" "$out/header.md" \
+		"${report_args[@]}"
+	failures=$(cat "$out"/{vm,smp}/a/cmd.out 2>/dev/null |
+		grep -E '^# (failed|cannot)|cannot attach' || true)
 	if [ -n "$failures" ]; then
 		echo
 		echo "## Runs that failed"
@@ -111,9 +156,14 @@ kver=$(sed -n 's/^kver: //p' "$out/vm/a/boot.info" 2>/dev/null | head -n1)
 		echo '```'
 	fi
 	echo
-	echo "Raw figures: results.tsv; guest output: vm/a/cmd.out, vm/b/cmd.out."
+	if [ "$scaling" = 0 ]; then
+		echo "Raw figures: results.tsv; guest output: vm/a/cmd.out, vm/b/cmd.out."
+	else
+		echo "Raw figures: results.tsv, scaling.tsv; guest output: vm/a/cmd.out," \
+			"vm/b/cmd.out, and for the scaling boot smp/a/cmd.out, smp/b/cmd.out."
+	fi
 } >"$out/results.md"
 
 cat "$out/results.md"
-[ "$rc" = 0 ] || echo "bench: the guests' job ended with status $rc; see $out/vm.log" >&2
+[ "$rc" = 0 ] || echo "bench: the guests' job ended with status $rc; see $out/*.log" >&2
 exit "$rc"

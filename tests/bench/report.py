@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """Host side of tests/bench.sh: the guests' figures as tables and a plot.
 
-    report.py RESULTS.TSV OUTDIR HEADER
+    report.py RESULTS.TSV OUTDIR HEADER [SCALING.TSV]
 
 RESULTS.TSV holds the BENCH lines of tests/bench/twovm.sh without their
 first field: MTU, stack, test, X, metric, value. A figure measured in
 several rounds is reported as the median of those that did not fail.
+SCALING.TSV, when given, holds the SCALE lines of tests/bench/scaling.sh
+the same way (MTU, stack, test, bytes, flows, metric, value); they add a
+section "Two vCPUs" (or as many as the guests had) at the end.
 The Markdown report goes
 to stdout (HEADER, a file, is copied first); OUTDIR gets bench.png, drawn
 by gnuplot when it is installed, and the data files it was drawn from.
@@ -95,17 +98,105 @@ def align(n_left, n):
     return "|" + "---|" * n_left + "---:|" * (n - n_left)
 
 
-def main():
-    tsv, outdir, header = sys.argv[1:4]
+def read_tsv(path, fields):
+    """The lines of PATH with FIELDS fields, and their figures: the values
+    of each key (every field but the last), the rounds in order."""
     rows = []
-    with open(tsv) as f:
+    with open(path) as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
-            if len(parts) == 6:
+            if len(parts) == fields:
                 rows.append(parts)
     figures = {}
     for r in rows:
-        figures.setdefault(tuple(r[:5]), []).append(r[5])
+        figures.setdefault(tuple(r[:-1]), []).append(r[-1])
+    return rows, figures
+
+
+def per_cpu(vals, key, metric, vm):
+    """A per-CPU figure of one VM as "CPU0/CPU1/...", "-" when absent."""
+    out = []
+    while key + ("%s_%s%d" % (metric, vm, len(out)),) in vals:
+        v = vals[key + ("%s_%s%d" % (metric, vm, len(out)),)]
+        # Counts stay whole when several rounds were combined.
+        if metric == "netrx" and num(v):
+            v = "%d" % round(float(v))
+        out.append(v)
+    return "/".join(out) if out else "-"
+
+
+def scaling(path):
+    """The section of the scaling boot: one flow against N."""
+    rows, figures = read_tsv(path, 7)
+    vals = {k: combine(v) for k, v in figures.items()}
+    n = vals.get(("0", "host", "vcpus", "0", "0", "count"))
+    out = []
+    w = out.append
+    w("")
+    if not n:
+        w("## Scaling")
+        w("")
+        w("The scaling boot printed no figures.")
+        return out
+    many, procs = n, n + "p"
+    w("## %s vCPUs" % ("Two" if n == "2" else n))
+    w("")
+    w("A second boot of the two guests with %s vCPUs each, on a host of %d "
+      "CPUs, virtio-net with one queue pair. Each stack moves the same "
+      "bytes as 1 flow, as %s flows driven by one process (ib_write_bw -q "
+      "%s; iperf3 -P %s, one thread), and as %s processes of one flow each "
+      "at once. MiB/s: the flows' rates added up (perftest \"BW "
+      "average\", iperf3's receiver). CPU: kernel seconds of both guests "
+      "per GiB moved." % (n, os.cpu_count() or 0, n, n, n, n))
+    mtus = ordered(rows, lambda r: r[0] if r[0] != "0" else None)
+    for mtu in mtus:
+        mrows = [r for r in rows if r[0] == mtu]
+        runs = ordered(mrows, lambda r: (r[1], r[2], r[3])
+                       if r[5] == "MiBps" else None)
+        ib_mtu = "?"
+        for s in RDMA:
+            ib_mtu = vals.get((mtu, s, "port", "0", "0", "active_mtu"),
+                              ib_mtu)
+            if ib_mtu != "?":
+                break
+        label = dict(LABEL, udp="UDP")
+        cols = ["stack", "bytes", "1 flow", "%s flows" % many,
+                "%s/1" % many, "%s procs" % many, "%sp/1" % many,
+                "CPU 1", "CPU %s" % many, "CPU %sp" % many]
+        w("")
+        w("### Netdev MTU %s (RoCE active MTU %s)" % (mtu, ib_mtu))
+        w("")
+        w(row(cols))
+        w(align(1, len(cols)))
+        for stack, test, x in runs:
+            key = (mtu, stack, test, x)
+            v = {f: vals.get(key + (f, "MiBps")) for f in ("1", many, procs)}
+            w(row([label.get(stack, stack), x, v["1"], v[many],
+                   ratio(v[many], v["1"]), v[procs], ratio(v[procs], v["1"])] +
+                  [gib_cost(vals, key + (f,)) for f in ("1", many, procs)]))
+        w("")
+        w("Where the work ran: kernel CPU seconds (system, irq, softirq) and "
+          "NET_RX softirqs of each CPU, CPU0/CPU1/..., of VM a (sender) "
+          "and VM b (receiver) during each run.")
+        cols = ["stack", "bytes", "flows", "a kernel s", "a NET_RX",
+                "b kernel s", "b NET_RX"]
+        w("")
+        w(row(cols))
+        w(align(3, len(cols)))
+        for stack, test, x in runs:
+            for f in ("1", many, procs):
+                key = (mtu, stack, test, x, f)
+                if key + ("MiBps",) not in vals:
+                    continue
+                w(row([label.get(stack, stack), x, f] +
+                      [per_cpu(vals, key, m, vm) for vm in "ab"
+                       for m in ("kern", "netrx")]))
+    return out
+
+
+def main():
+    tsv, outdir, header = sys.argv[1:4]
+    rows, figures = read_tsv(tsv, 6)
     vals = {k: combine(v) for k, v in figures.items()}
     rounds = max([len(v) for v in figures.values()] or [1])
     mtus = ordered(rows, lambda r: r[0])
@@ -288,6 +379,8 @@ def main():
     if plot(rows, vals, mtus, outdir):
         w("")
         w("![bandwidth and latency against message size](bench.png)")
+    if len(sys.argv) > 4:
+        out += scaling(sys.argv[4])
     print("\n".join(out))
 
 

@@ -114,13 +114,34 @@ cpu_delta() {
 }
 
 _pair_n=0
-# pair PORT SERVER_CMD... -- CLIENT_CMD...: VM b starts the server and
-# waits until it listens on TCP PORT, then VM a runs the client. On VM a,
-# PAIR_OUT holds the client's output and PAIR_CPU the "KERNEL USER"
-# jiffies both VMs spent while it ran; returns non-zero when either side
-# failed.
+# cpu_percpu: "KERNEL USER NET_RX" of each CPU of this VM since boot, the
+# CPUs one after the other on one line: jiffies as cpu_jiffies's, and the
+# NET_RX softirqs the CPU ran (/proc/softirqs).
+cpu_percpu() {
+	awk 'FNR == NR { if ($1 ~ /^cpu[0-9]+$/) c[n++] = ($4 + $7 + $8) " " ($2 + $3); next }
+		$1 == "NET_RX:" { for (i = 0; i < n; i++) printf "%s %s ", c[i], $(i + 2) }
+		END { print "" }' /proc/stat /proc/softirqs
+}
+
+# vec_delta "A..." "B...": B - A, element by element.
+vec_delta() {
+	local a b i d=()
+	read -ra a <<<"$1"
+	read -ra b <<<"$2"
+	for i in "${!b[@]}"; do
+		d+=($((b[i] - ${a[i]:-0})))
+	done
+	echo "${d[*]}"
+}
+
+# pair PORTS SERVER_CMD... -- CLIENT_CMD...: VM b starts the server and
+# waits until it listens on each TCP port of PORTS, then VM a runs the
+# client. On VM a, PAIR_OUT holds the client's output and PAIR_CPU the
+# "KERNEL USER" jiffies both VMs spent while it ran; with BENCH_PERCPU=1,
+# PAIR_PERCPU_A and PAIR_PERCPU_B hold each VM's cpu_percpu over the run.
+# Returns non-zero when either side failed.
 pair() {
-	local port=$1 srv=() cli=() pid rc srv_rc out c0 c1 peer
+	local port=$1 srv=() cli=() pid rc srv_rc out c0 c1 peer p p0
 	shift
 	while [ "$1" != -- ]; do
 		srv+=("$1")
@@ -136,12 +157,17 @@ pair() {
 		# The server outlives a client that timed out by a little.
 		timeout $((BENCH_RUN_TIMEOUT + 30)) "${srv[@]}" >"$out" 2>&1 &
 		pid=$!
-		wait_until 60 listening "$port"
+		for p in $port; do
+			wait_until 60 listening "$p"
+		done
 		barrier "pair$_pair_n" 300
 		c0=$(cpu_jiffies)
+		[ -n "${BENCH_PERCPU:-}" ] && p0=$(cpu_percpu)
 		wait "$pid"
 		rc=$?
 		c1=$(cpu_jiffies)
+		[ -n "${BENCH_PERCPU:-}" ] &&
+			put "pair$_pair_n.percpu" "$(vec_delta "$p0" "$(cpu_percpu)")"
 		put "pair$_pair_n.cpu" "$(cpu_delta "$c0" "$c1")"
 		put "pair$_pair_n.rc" "$rc"
 		[ $rc = 0 ] || { echo "server failed ($rc): ${srv[*]}"; cat "$out"; } >&2
@@ -150,11 +176,16 @@ pair() {
 	fi
 	barrier "pair$_pair_n" 300 || return 1
 	c0=$(cpu_jiffies)
+	[ -n "${BENCH_PERCPU:-}" ] && p0=$(cpu_percpu)
 	PAIR_OUT=$(timeout "$BENCH_RUN_TIMEOUT" "${cli[@]}" 2>&1)
 	rc=$?
 	c1=$(cpu_jiffies)
+	[ -n "${BENCH_PERCPU:-}" ] && PAIR_PERCPU_A=$(vec_delta "$p0" "$(cpu_percpu)")
 	srv_rc=$(get "pair$_pair_n.rc" $((BENCH_RUN_TIMEOUT + 60))) || srv_rc=none
 	peer=$(get "pair$_pair_n.cpu" 10) || peer="0 0"
+	if [ -n "${BENCH_PERCPU:-}" ]; then
+		PAIR_PERCPU_B=$(get "pair$_pair_n.percpu" 10) || PAIR_PERCPU_B=
+	fi
 	local mine theirs
 	read -ra mine <<<"$(cpu_delta "$c0" "$c1")"
 	read -ra theirs <<<"$peer"
@@ -417,37 +448,55 @@ mtu_reached() {
 	fi
 }
 
-for BENCH_MTU in $BENCH_MTUS; do
+# set_mtu: both eth0s at BENCH_MTU, and a packet that fills one goes
+# through; fails when this VM cannot set it.
+set_mtu() {
 	barrier "mtu-$BENCH_MTU" 300
 	if ! ip link set eth0 mtu "$BENCH_MTU"; then
 		echo "# cannot set MTU $BENCH_MTU on VM $ROLE"
-		continue
+		return 1
 	fi
 	# Both ends at the new MTU before anything is sent at it.
 	barrier "mtu-set-$BENCH_MTU" 300
 	wait_until 30 mtu_reached
-	for round in $(seq "$BENCH_ROUNDS"); do
-		[ "$ROLE" = a ] && [ "$BENCH_ROUNDS" -gt 1 ] &&
-			echo "# MTU $BENCH_MTU, round $round of $BENCH_ROUNDS" >&2
-		for floor in $BENCH_FLOORS; do
-			case $floor in
-			icmp) icmp_floor ;;
-			udp) udp_floor ;;
-			esac
-		done
-		for stack in $BENCH_STACKS; do
-			# Names the barriers of this stack's run: a stack may run
-			# several times at one MTU.
-			BENCH_STEP=$((BENCH_STEP + 1))
-			case $stack in
-			sroce) rdma_stack sroce sroce sroce sroce0 ;;
-			sroce1) rdma_stack sroce1 sroce sroce sroce0 tx_burst=1 ack_coalesce=0 ;;
-			rxe) rdma_stack rxe rdma_rxe rxe rxe0 ;;
-			tcp) tcp_stack ;;
-			esac
+}
+
+bench_main() {
+	local round floor stack
+	for BENCH_MTU in $BENCH_MTUS; do
+		set_mtu || continue
+		for round in $(seq "$BENCH_ROUNDS"); do
+			[ "$ROLE" = a ] && [ "$BENCH_ROUNDS" -gt 1 ] &&
+				echo "# MTU $BENCH_MTU, round $round of $BENCH_ROUNDS" >&2
+			for floor in $BENCH_FLOORS; do
+				case $floor in
+				icmp) icmp_floor ;;
+				udp) udp_floor ;;
+				esac
+			done
+			for stack in $BENCH_STACKS; do
+				# Names the barriers of this stack's run: a stack may
+				# run several times at one MTU.
+				BENCH_STEP=$((BENCH_STEP + 1))
+				case $stack in
+				sroce) rdma_stack sroce sroce sroce sroce0 ;;
+				sroce1) rdma_stack sroce1 sroce sroce sroce0 tx_burst=1 ack_coalesce=0 ;;
+				rxe) rdma_stack rxe rdma_rxe rxe rxe0 ;;
+				tcp) tcp_stack ;;
+				esac
+			done
 		done
 	done
-done
+}
+
+# shellcheck source=scaling.sh
+. "$(dirname "${BASH_SOURCE[0]}")/scaling.sh"
+
+if [ "${BENCH_SCALING:-0}" -gt 0 ]; then
+	scale_main
+else
+	bench_main
+fi
 ip link set eth0 mtu 1500
 barrier bench-done 300
 true
