@@ -180,10 +180,12 @@ pair() {
 	PAIR_OUT=$(timeout "$BENCH_RUN_TIMEOUT" "${cli[@]}" 2>&1)
 	rc=$?
 	c1=$(cpu_jiffies)
+	# shellcheck disable=SC2034 # read by scaling.sh
 	[ -n "${BENCH_PERCPU:-}" ] && PAIR_PERCPU_A=$(vec_delta "$p0" "$(cpu_percpu)")
 	srv_rc=$(get "pair$_pair_n.rc" $((BENCH_RUN_TIMEOUT + 60))) || srv_rc=none
 	peer=$(get "pair$_pair_n.cpu" 10) || peer="0 0"
 	if [ -n "${BENCH_PERCPU:-}" ]; then
+		# shellcheck disable=SC2034 # read by scaling.sh
 		PAIR_PERCPU_B=$(get "pair$_pair_n.percpu" 10) || PAIR_PERCPU_B=
 	fi
 	local mine theirs
