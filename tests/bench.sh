@@ -138,7 +138,11 @@ kver=$(cat "$out"/{vm,smp}/a/boot.info 2>/dev/null | sed -n 's/^kver: //p' | hea
 	else
 		echo "Two QEMU guests (TCG, one vCPU each) on kernel ${kver:-$kernel}, joined by a"
 	fi
-	echo "virtio-net link over a QEMU stream socket. Tree $commit. One run each: the"
+	if [ "$rounds" -gt 1 ]; then
+		echo "virtio-net link over a QEMU stream socket. Tree $commit. $rounds rounds: the"
+	else
+		echo "virtio-net link over a QEMU stream socket. Tree $commit. One run each: the"
+	fi
 	echo "machine is shared and noisy; read the ratios, measured in the same boot,"
 	echo "rather than the absolute figures."
 } >"$out/header.md"
