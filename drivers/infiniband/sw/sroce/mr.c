@@ -11,8 +11,10 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/highmem.h>
+#include <linux/net.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include <sroce/transport.h>
 #include <sroce/wire.h>
@@ -22,6 +24,7 @@
 #include "odp.h"
 #include "qp.h"
 #include "sroce.h"
+#include "xmit.h"
 
 #define SROCE_MR_SUPPORTED_ACCESS (IB_ACCESS_LOCAL_WRITE |		\
 				   IB_ACCESS_REMOTE_WRITE |		\
@@ -598,8 +601,67 @@ static int sroce_mr_xfer_piece(struct sroce_mr_xfer *x, void *va, u32 n)
 		/* sroce_mr_get() checked alignment: the 8 bytes are one piece. */
 		sroce_mr_atomic_apply(va, x->atomic);
 		break;
+	case SROCE_MR_ATTACH:
+		/* sroce_mr_attach_pages() does these: never a kernel address. */
+		err = -EINVAL;
+		break;
 	}
 	return err;
+}
+
+/*
+ * The page of a kernel consumer's buffer byte at @va, when a packet may
+ * hold a reference to it: not slab memory (whose objects are freed with
+ * no regard for page references), nor a page without references.
+ */
+static struct page *sroce_kva_page(const void *va)
+{
+	struct page *page;
+
+	if (is_vmalloc_addr(va))
+		page = vmalloc_to_page(va);
+	else if (virt_addr_valid(va))
+		page = virt_to_page(va);
+	else
+		return NULL;
+	return page && sendpage_ok(page) ? page : NULL;
+}
+
+/*
+ * Attach @len bytes from @iova of a region whose pages are mapped to the
+ * packet of @x, page by page. A kernel consumer's region may name memory
+ * the packet must not reference: the caller then copies.
+ */
+static int sroce_mr_attach_pages(struct sroce_mr *mr, u64 iova, u32 len,
+				 struct sroce_mr_xfer *x)
+{
+	while (len) {
+		struct page *page;
+		unsigned int poff;
+		void *va;
+		u32 n;
+		int err;
+
+		if (sroce_mr_is_kernel(mr)) {
+			va = sroce_mr_kaddr(mr, iova, len, &n);
+			if (!va)
+				return -EFAULT;
+			page = sroce_kva_page(va);
+			if (!page)
+				return -EOPNOTSUPP;
+			poff = offset_in_page(va);
+			n = min_t(u32, n, PAGE_SIZE - poff);
+		} else {
+			n = sroce_mr_chunk(iova, mr, len);
+			page = sroce_mr_page(mr, iova, &poff);
+		}
+		err = sroce_pkt_add_page(x->pkt, page, poff, n);
+		if (err)
+			return err;
+		iova += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /* Walk a range whose pages are mapped, piece by contiguous piece. */
@@ -644,6 +706,15 @@ static int sroce_mr_walk(struct sroce_mr *mr, u64 iova, u32 len,
 {
 	int err;
 
+	if (x->op == SROCE_MR_ATTACH) {
+		/*
+		 * An on-demand region's pages are the MMU notifier's to take
+		 * away once the lock is dropped: copied, not referenced.
+		 */
+		if (mr->odp)
+			return -EOPNOTSUPP;
+		return sroce_mr_attach_pages(mr, iova, len, x);
+	}
 	if (likely(!mr->odp))
 		return sroce_mr_walk_mapped(mr, iova, len, x);
 	if (!sroce_odp_lock_range(mr, iova, len, sroce_mr_xfer_writes(x),
@@ -846,5 +917,52 @@ int sroce_sge_gather(struct sroce_dev *sdev, struct ib_pd *pd,
 	struct sroce_mr_xfer x = { .op = SROCE_MR_COPY_FROM, .dst = dst };
 
 	sroce_sge_cursor_init(&cur, sdev, pd, sge, num_sge, offset, miss);
+	return sroce_sge_walk(&cur, &x, len);
+}
+
+/**
+ * sroce_mr_attach() - attach bytes of a region to a packet as its payload
+ * @mr: the region; the range was checked by sroce_mr_get()
+ * @iova: first byte
+ * @pkt: a packet from sroce_pkt_alloc_frags()
+ * @len: bytes
+ *
+ * Each page gets a reference of the packet's, so the packet may outlive
+ * the region.
+ *
+ * Context: any; does not sleep.
+ * Return: 0, or a negative errno: the packet then holds part of the bytes
+ * and the caller frees it and copies them instead (an on-demand region,
+ * memory the packet may not reference, no fragment left).
+ */
+int sroce_mr_attach(struct sroce_mr *mr, u64 iova, struct sroce_pkt *pkt,
+		    u32 len)
+{
+	struct sroce_mr_xfer x = { .op = SROCE_MR_ATTACH, .pkt = pkt };
+
+	return sroce_mr_walk(mr, iova, len, &x, NULL);
+}
+
+/**
+ * sroce_sge_attach() - attach bytes of a gather list to a packet
+ * @sdev: the device
+ * @pd: the PD the gather list belongs to
+ * @sge: the gather list
+ * @num_sge: its length
+ * @offset: message offset of the first byte
+ * @pkt: a packet from sroce_pkt_alloc_frags()
+ * @len: bytes
+ *
+ * Return: as sroce_sge_walk(), and as sroce_mr_attach() for bytes that
+ * must be copied instead.
+ */
+int sroce_sge_attach(struct sroce_dev *sdev, struct ib_pd *pd,
+		     const struct ib_sge *sge, u32 num_sge, u32 offset,
+		     struct sroce_pkt *pkt, u32 len)
+{
+	struct sroce_sge_cursor cur;
+	struct sroce_mr_xfer x = { .op = SROCE_MR_ATTACH, .pkt = pkt };
+
+	sroce_sge_cursor_init(&cur, sdev, pd, sge, num_sge, offset, NULL);
 	return sroce_sge_walk(&cur, &x, len);
 }

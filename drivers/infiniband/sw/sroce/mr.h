@@ -143,15 +143,19 @@ int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
  * @SROCE_MR_COPY_FROM: copy the memory's bytes out to a buffer
  * @SROCE_MR_COPY_SKB: copy a packet's payload into the memory
  * @SROCE_MR_ATOMIC: an atomic operation on 8 bytes (struct sroce_atomic_op)
+ * @SROCE_MR_ATTACH: attach the memory's pages to a packet being built, as
+ *	payload fragments (zero-copy transmit)
  */
 enum sroce_mr_op {
 	SROCE_MR_COPY_TO,
 	SROCE_MR_COPY_FROM,
 	SROCE_MR_COPY_SKB,
 	SROCE_MR_ATOMIC,
+	SROCE_MR_ATTACH,
 };
 
 struct sroce_atomic_op;
+struct sroce_pkt;
 
 /**
  * struct sroce_mr_xfer - a transfer between registered memory and a buffer
@@ -162,6 +166,7 @@ struct sroce_atomic_op;
  * @skb: SROCE_MR_COPY_SKB: the packet
  * @skb_off: SROCE_MR_COPY_SKB: offset of the next byte in @skb; advances
  * @atomic: SROCE_MR_ATOMIC: the operation
+ * @pkt: SROCE_MR_ATTACH: the packet
  */
 struct sroce_mr_xfer {
 	enum sroce_mr_op	op;
@@ -170,12 +175,13 @@ struct sroce_mr_xfer {
 	const struct sk_buff	*skb;
 	int			skb_off;
 	struct sroce_atomic_op	*atomic;
+	struct sroce_pkt	*pkt;
 };
 
 /* Whether @x stores into the memory (which needs write rights). */
 static inline bool sroce_mr_xfer_writes(const struct sroce_mr_xfer *x)
 {
-	return x->op != SROCE_MR_COPY_FROM;
+	return x->op != SROCE_MR_COPY_FROM && x->op != SROCE_MR_ATTACH;
 }
 
 /**
@@ -228,6 +234,11 @@ int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 int sroce_sge_gather(struct sroce_dev *sdev, struct ib_pd *pd,
 		     const struct ib_sge *sge, u32 num_sge, u32 offset,
 		     void *dst, u32 len, struct sroce_odp_miss *miss);
+int sroce_mr_attach(struct sroce_mr *mr, u64 iova, struct sroce_pkt *pkt,
+		    u32 len);
+int sroce_sge_attach(struct sroce_dev *sdev, struct ib_pd *pd,
+		     const struct ib_sge *sge, u32 num_sge, u32 offset,
+		     struct sroce_pkt *pkt, u32 len);
 
 /**
  * struct sroce_atomic_op - an atomic operation on 8 bytes of a region

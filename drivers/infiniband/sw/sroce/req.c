@@ -341,6 +341,36 @@ static void sroce_req_backoff(struct sroce_qp *qp)
 	mod_timer(&qp->comp.rnr_timer, jiffies + 1);
 }
 
+/*
+ * Build the packet at byte @offset of a message with its payload attached
+ * by page from the gather list's memory. The WQE's gather list stays what
+ * it was at posting, so a retransmission attaches the same bytes again.
+ *
+ * Return: 0; -ENOMEM; or another negative errno when the bytes are to be
+ * copied instead: inline data, a short payload, memory a packet may not
+ * reference, or an error that the copy then reports with its status.
+ */
+static int sroce_req_attach(struct sroce_qp *qp, const struct sroce_swqe *wqe,
+			    struct sroce_pkt *pkt, u8 opcode, u32 offset,
+			    u32 payload)
+{
+	int err;
+
+	if (wqe->inline_data || !sroce_pkt_zcopy_wanted(qp, payload))
+		return -EOPNOTSUPP;
+	err = sroce_pkt_alloc_frags(qp, pkt, opcode, payload);
+	if (err)
+		return err;
+	err = sroce_sge_attach(qp->sdev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
+			       offset, pkt, payload);
+	if (err) {
+		/* The copy reports a bad gather list with the right status. */
+		sroce_pkt_free(pkt);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 /* Send the next packet of a SEND or WRITE. */
 static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
 					     struct sroce_swqe *wqe)
@@ -355,19 +385,27 @@ static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
 	u8 opcode = sroce_req_opcode(qp, wqe, first, last);
 	u32 dqpn;
 	u8 *data;
+	int err;
 
 	/* Validation refused what the QP cannot carry; stay safe regardless. */
 	if (!sroce_req_carries(qp, opcode))
 		return IB_WC_LOC_QP_OP_ERR;
-	data = sroce_pkt_alloc(qp, &pkt, opcode, payload);
-	if (!data) {
+	err = sroce_req_attach(qp, wqe, &pkt, opcode, wqe->sent, payload);
+	if (err == -ENOMEM) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 		return IB_WC_GENERAL_ERR;
 	}
-	status = sroce_req_gather(qp, wqe, data, wqe->sent, payload);
-	if (status != IB_WC_SUCCESS) {
-		sroce_pkt_free(&pkt);
-		return status;
+	if (err) {
+		data = sroce_pkt_alloc(qp, &pkt, opcode, payload);
+		if (!data) {
+			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+			return IB_WC_GENERAL_ERR;
+		}
+		status = sroce_req_gather(qp, wqe, data, wqe->sent, payload);
+		if (status != IB_WC_SUCCESS) {
+			sroce_pkt_free(&pkt);
+			return status;
+		}
 	}
 	sroce_req_fill_ext(qp, &pkt, wqe);
 

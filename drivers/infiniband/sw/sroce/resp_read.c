@@ -60,6 +60,30 @@ static bool sroce_resp_read_lost(struct sroce_qp *qp, struct sroce_rd_res *res)
 }
 
 /*
+ * Build a READ response with its payload attached by page from the
+ * responder's region @mr. Return: 0, or a negative errno when the bytes
+ * are to be copied instead (see sroce_mr_attach()).
+ */
+static int sroce_resp_read_attach(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				  u8 opcode, struct sroce_mr *mr, u64 mr_iova,
+				  u32 payload)
+{
+	int err;
+
+	if (!mr || !sroce_pkt_zcopy_wanted(qp, payload))
+		return -EOPNOTSUPP;
+	err = sroce_pkt_alloc_frags(qp, pkt, opcode, payload);
+	if (err)
+		return err;
+	err = sroce_mr_attach(mr, mr_iova, pkt, payload);
+	if (err) {
+		sroce_pkt_free(pkt);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
  * Add READ responses to @burst until done or out of budget.
  * Return: true when done.
  */
@@ -77,7 +101,7 @@ static bool sroce_resp_read_send(struct sroce_qp *qp,
 		u32 payload = min(res->resid, qp->mtu);
 		struct sroce_mr *mr = NULL;
 		struct sroce_pkt pkt;
-		u64 mr_iova;
+		u64 mr_iova = 0;
 		u8 opcode;
 		void *data;
 		int err;
@@ -91,23 +115,28 @@ static bool sroce_resp_read_send(struct sroce_qp *qp,
 			 first ? SROCE_OP_READ_RESP_FIRST :
 			 last ? SROCE_OP_READ_RESP_LAST :
 				SROCE_OP_READ_RESP_MIDDLE;
-		data = sroce_pkt_alloc(qp, &pkt, opcode, payload);
-		if (!data) {
-			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
-			return false;
-		}
 		if (payload) {
 			/* The region may have gone since the last response. */
 			mr = sroce_rkey_get(qp, res->rkey,
 					    IB_ACCESS_REMOTE_READ, res->va,
 					    payload, &mr_iova);
-			if (!mr) {
-				sroce_pkt_free(&pkt);
+			if (!mr)
 				return sroce_resp_read_lost(qp, res);
-			}
 		}
-		err = mr ? sroce_mr_copy_from(mr, mr_iova, data, payload,
-					      &qp->resp.miss) : 0;
+		err = sroce_resp_read_attach(qp, &pkt, opcode, mr, mr_iova,
+					     payload);
+		if (err) {
+			data = sroce_pkt_alloc(qp, &pkt, opcode, payload);
+			if (!data) {
+				if (mr)
+					sroce_mr_put(mr);
+				sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
+				return false;
+			}
+			err = mr ? sroce_mr_copy_from(mr, mr_iova, data,
+						      payload,
+						      &qp->resp.miss) : 0;
+		}
 		if (mr)
 			sroce_mr_put(mr);
 		if (err) {

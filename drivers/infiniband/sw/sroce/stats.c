@@ -57,6 +57,10 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_CNP_HANDLED].name = "cnp_handled",
 	[SROCE_STAT_TX_BURSTS].name = "tx_bursts",
 	[SROCE_STAT_ACK_COALESCED].name = "acks_coalesced",
+	[SROCE_STAT_TX_ZCOPY_PACKETS].name = "tx_zcopy_packets",
+	[SROCE_STAT_TX_ZCOPY_BYTES].name = "tx_zcopy_bytes",
+	[SROCE_STAT_TX_COPY_PACKETS].name = "tx_copy_packets",
+	[SROCE_STAT_TX_COPY_BYTES].name = "tx_copy_bytes",
 };
 
 /**

@@ -8,8 +8,10 @@
 
 #include <linux/if_arp.h>
 #include <linux/if_vlan.h>
+#include <linux/highmem.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/moduleparam.h>
 #include <linux/udp.h>
 #include <net/dst.h>
 #include <net/ip.h>
@@ -35,23 +37,60 @@
 
 #define SROCE_L3_ROOM	(sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 
-/**
- * sroce_pkt_alloc() - start a packet
- * @qp: the QP sending it
- * @pkt: the packet to set up
- * @opcode: its opcode, one sroce speaks or SROCE_OP_CNP
- * @payload: bytes of payload the caller will write
- *
- * Context: any; allocates atomically.
- * Return: where the caller writes the payload, or NULL when out of memory.
+/*
+ * Zero-copy transmit: -1 (auto) attaches payload by page when the device's
+ * netdev has scatter/gather, 1 always, 0 never. Without scatter/gather the
+ * core linearises each such packet, a copy plus a reallocation, which
+ * costs more than the copy it replaces.
  */
-void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
-		      u32 payload)
+static int sroce_zcopy = -1;
+module_param_named(zcopy, sroce_zcopy, int, 0644);
+MODULE_PARM_DESC(zcopy,
+		 "Attach the payload of large packets as page fragments of the registered memory: -1 when the netdev has scatter/gather (default), 1 always, 0 never (copy)");
+
+/*
+ * Below this a copy costs less than what a fragment adds: a page
+ * reference, a fragment descriptor, the separate pad and ICRC buffer and
+ * a fragment walk for the ICRC.
+ */
+static unsigned int sroce_zcopy_min_bytes = 512;
+module_param_named(zcopy_min_bytes, sroce_zcopy_min_bytes, uint, 0644);
+MODULE_PARM_DESC(zcopy_min_bytes,
+		 "Payloads shorter than this are copied even with zero-copy transmit on (default: 512)");
+
+/**
+ * sroce_pkt_zcopy_wanted() - whether a payload is worth attaching by page
+ * @qp: the sending QP
+ * @payload: its bytes
+ *
+ * Below a few hundred bytes a copy costs less than the page references,
+ * the fragment descriptors and the separate ICRC buffer. With the zcopy
+ * parameter at auto, the netdev the device is bound to must have
+ * scatter/gather: routed out of another device, a packet is linearised by
+ * the core if that one lacks it, which is correct, only slower.
+ *
+ * Return: true when zero-copy transmit is on and @payload is large enough.
+ */
+bool sroce_pkt_zcopy_wanted(const struct sroce_qp *qp, u32 payload)
+{
+	int mode = READ_ONCE(sroce_zcopy);
+
+	if (!mode || !payload || payload < READ_ONCE(sroce_zcopy_min_bytes))
+		return false;
+	return mode > 0 || (READ_ONCE(qp->sdev->ndev->features) & NETIF_F_SG);
+}
+
+/*
+ * Allocate a packet with its headers zeroed and room for @linear bytes
+ * after them, and set up @pkt for it.
+ */
+static struct sk_buff *sroce_pkt_start(struct sroce_qp *qp,
+				       struct sroce_pkt *pkt, u8 opcode,
+				       u32 payload, unsigned int linear)
 {
 	const struct sroce_opcode_info *info = sroce_opcode_get(opcode);
 	unsigned int hdr_len = sizeof(struct sroce_bth);
 	struct net_device *ndev = qp->sdev->ndev;
-	unsigned int pad = (4 - (payload & 3)) & 3;
 	/* Room for an 802.1Q tag too: see sroce_vlan_out(). */
 	unsigned int headroom = LL_RESERVED_SPACE(ndev) + VLAN_HLEN +
 				SROCE_L3_ROOM;
@@ -66,8 +105,8 @@ void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
 			return NULL;
 		hdr_len = info->hdr_len;
 	}
-	skb = alloc_skb(headroom + hdr_len + payload + pad +
-			SROCE_ICRC_LEN + ndev->needed_tailroom, GFP_ATOMIC);
+	skb = alloc_skb(headroom + hdr_len + linear + ndev->needed_tailroom,
+			GFP_ATOMIC);
 	if (unlikely(!skb))
 		return NULL;
 	skb_reserve(skb, headroom);
@@ -78,10 +117,192 @@ void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
 	pkt->info = info;
 	pkt->payload = payload;
 	pkt->bth.opcode = opcode;
-	pkt->bth.pad = pad;
+	pkt->bth.pad = (4 - (payload & 3)) & 3;
 	pkt->bth.pkey = SROCE_DEFAULT_PKEY;
 	pkt->bth.tver = SROCE_TVER;
-	return skb_put(skb, payload);
+	return skb;
+}
+
+/**
+ * sroce_pkt_alloc() - start a packet
+ * @qp: the QP sending it
+ * @pkt: the packet to set up
+ * @opcode: its opcode, one sroce speaks or SROCE_OP_CNP
+ * @payload: bytes of payload the caller will write
+ *
+ * Context: any; allocates atomically.
+ * Return: where the caller writes the payload, or NULL when out of memory.
+ */
+void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
+		      u32 payload)
+{
+	unsigned int pad = (4 - (payload & 3)) & 3;
+
+	if (!sroce_pkt_start(qp, pkt, opcode, payload,
+			     payload + pad + SROCE_ICRC_LEN))
+		return NULL;
+	return skb_put(pkt->skb, payload);
+}
+
+/**
+ * sroce_pkt_alloc_frags() - start a packet whose payload goes by reference
+ * @qp: the QP sending it
+ * @pkt: the packet to set up
+ * @opcode: its opcode, one with a payload
+ * @payload: bytes of payload the caller will attach with
+ *	sroce_pkt_add_page()
+ *
+ * The headers are in the linear part; the pad and the ICRC, which must
+ * follow the payload, get a small buffer of their own from the per-CPU
+ * fragment cache, attached last by sroce_pkt_send().
+ *
+ * Context: any; allocates atomically.
+ * Return: 0, or -ENOMEM.
+ */
+int sroce_pkt_alloc_frags(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			  u8 opcode, u32 payload)
+{
+	if (!sroce_pkt_start(qp, pkt, opcode, payload, 0))
+		return -ENOMEM;
+	pkt->tail = netdev_alloc_frag(pkt->bth.pad + SROCE_ICRC_LEN);
+	if (unlikely(!pkt->tail)) {
+		sroce_pkt_free(pkt);
+		return -ENOMEM;
+	}
+	memset(pkt->tail, 0, pkt->bth.pad);
+	return 0;
+}
+
+/**
+ * sroce_pkt_add_page() - attach payload bytes of a page to a packet
+ * @pkt: a packet from sroce_pkt_alloc_frags()
+ * @page: the page; it gets a reference of the packet's, so that it
+ *	outlives the packet whatever happens to the region it belongs to
+ * @off: offset of the bytes in @page
+ * @len: their count, within @page
+ *
+ * Bytes that continue the last fragment extend it.
+ *
+ * Context: any.
+ * Return: 0, or -EOPNOTSUPP when the packet has no fragment left (one stays
+ * for the ICRC): the caller then copies the payload instead.
+ */
+int sroce_pkt_add_page(struct sroce_pkt *pkt, struct page *page,
+		       unsigned int off, unsigned int len)
+{
+	struct sk_buff *skb = pkt->skb;
+	int i = skb_shinfo(skb)->nr_frags;
+
+	if (skb_can_coalesce(skb, i, page, off)) {
+		skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], len);
+	} else {
+		if (i >= MAX_SKB_FRAGS - 1)
+			return -EOPNOTSUPP;
+		get_page(page);
+		skb_fill_page_desc(skb, i, page, off, len);
+	}
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	return 0;
+}
+
+/*
+ * Attach the pad and ICRC buffer of a zero-copy packet after its payload.
+ * Return: where the ICRC goes.
+ */
+static __le32 *sroce_pkt_add_tail(struct sroce_pkt *pkt)
+{
+	struct sk_buff *skb = pkt->skb;
+	unsigned int len = pkt->bth.pad + SROCE_ICRC_LEN;
+	struct page *page = virt_to_head_page(pkt->tail);
+	void *tail = pkt->tail;
+
+	/* The reference netdev_alloc_frag() gave goes to the fragment. */
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page,
+			   tail - page_address(page), len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	/*
+	 * The payload's pages are the consumer's, who may write them while
+	 * the packet is queued: whoever would change a fragment in place
+	 * (a checksum, a transform) must copy it first.
+	 */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	pkt->tail = NULL;
+	return tail + pkt->bth.pad;
+}
+
+/*
+ * The CRC of @len bytes of @skb from @off on, in its linear part and
+ * fragments, continuing @crc. A fragment may be a compound page: each
+ * page of it is mapped in turn.
+ */
+static u32 sroce_icrc_frags(u32 crc, const struct sk_buff *skb,
+			    unsigned int off, unsigned int len)
+{
+	unsigned int head = skb_headlen(skb), i, n;
+
+	if (off < head) {
+		n = min(len, head - off);
+		crc = sroce_icrc_update(crc, skb->data + off, n);
+		off += n;
+		len -= n;
+	}
+	off -= head;
+	for (i = 0; len && i < skb_shinfo(skb)->nr_frags; i++) {
+		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+		unsigned int size = skb_frag_size(frag), foff;
+
+		if (off >= size) {
+			off -= size;
+			continue;
+		}
+		foff = skb_frag_off(frag) + off;
+		n = min(len, size - off);
+		len -= n;
+		off = 0;
+		while (n) {
+			struct page *page = nth_page(skb_frag_page(frag),
+						     foff >> PAGE_SHIFT);
+			unsigned int poff = offset_in_page(foff);
+			unsigned int k = min_t(unsigned int, n,
+					       PAGE_SIZE - poff);
+			const u8 *va = kmap_local_page(page);
+
+			crc = sroce_icrc_update(crc, va + poff, k);
+			kunmap_local(va);
+			foff += k;
+			n -= k;
+		}
+	}
+	return crc;
+}
+
+/*
+ * The ICRC of a packet whose network header is at skb->data: a GRH (RoCE
+ * v1), an IPv6 or an IPv4 header. The headers up to the BTH are linear.
+ */
+static __le32 sroce_pkt_icrc(const struct sk_buff *skb, bool grh, bool ipv6)
+{
+	unsigned int len = skb->len - SROCE_ICRC_LEN;
+	unsigned int hdrs = sizeof(struct sroce_bth);
+	u32 crc;
+
+	if (!skb_is_nonlinear(skb))
+		return grh ? sroce_icrc_packet_grh(skb->data, len) :
+			     sroce_icrc_packet(skb->data, ipv6, len);
+	if (grh) {
+		hdrs += sizeof(struct ipv6hdr);
+		crc = sroce_icrc_hdr_grh(skb->data);
+	} else {
+		hdrs += sizeof(struct udphdr) +
+			(ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
+		crc = sroce_icrc_hdr(skb->data, ipv6);
+	}
+	crc = sroce_icrc_frags(crc, skb, hdrs, len - hdrs);
+	return sroce_icrc_final(crc);
 }
 
 /**
@@ -100,6 +321,10 @@ void sroce_pkt_free(struct sroce_pkt *pkt)
 {
 	kfree_skb(pkt->skb);
 	pkt->skb = NULL;
+	if (pkt->tail) {
+		skb_free_frag(pkt->tail);
+		pkt->tail = NULL;
+	}
 }
 
 static struct dst_entry *sroce_route4(struct sroce_qp *qp,
@@ -275,7 +500,7 @@ static int sroce_pkt_send_v1(struct sroce_qp *qp, const struct sroce_av *av,
 
 	skb_reset_transport_header(skb);
 	sroce_push_ip6(skb, av, av->tclass, SROCE_GRH_NEXT_BTH);
-	*icrc = sroce_icrc_packet_grh(skb->data, skb->len - SROCE_ICRC_LEN);
+	*icrc = sroce_pkt_icrc(skb, true, true);
 
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
@@ -420,6 +645,19 @@ int sroce_ip_out(struct net *net, struct sk_buff *skb)
 	return sroce_ip_emit(net, skb);
 }
 
+/* Count the payload of a data packet as attached by page or copied. */
+static void sroce_pkt_count(struct sroce_qp *qp, const struct sroce_pkt *pkt,
+			    bool zcopy)
+{
+	if (!pkt->payload || !pkt->info ||
+	    !(pkt->info->flags & SROCE_OPF_PAYLOAD))
+		return;
+	sroce_stat_inc(qp->sdev, zcopy ? SROCE_STAT_TX_ZCOPY_PACKETS :
+					 SROCE_STAT_TX_COPY_PACKETS);
+	sroce_stat_add(qp->sdev, zcopy ? SROCE_STAT_TX_ZCOPY_BYTES :
+					 SROCE_STAT_TX_COPY_BYTES, pkt->payload);
+}
+
 /**
  * sroce_pkt_emit() - transmit a finished packet or burst of a QP whose
  *	checksums are all complete
@@ -467,11 +705,17 @@ static int sroce_pkt_xmit(struct sroce_qp *qp, const struct sroce_av *av,
 	u8 tclass;
 	int err;
 
-	pkt->skb = NULL;
 	pkt->bth.dqpn = dqpn;
 	sroce_bth_pack((struct sroce_bth *)skb->data, &pkt->bth);
-	skb_put_zero(skb, pkt->bth.pad);
-	icrc = skb_put(skb, SROCE_ICRC_LEN);
+	if (pkt->tail) {
+		sroce_pkt_count(qp, pkt, true);
+		icrc = sroce_pkt_add_tail(pkt);
+	} else {
+		sroce_pkt_count(qp, pkt, false);
+		skb_put_zero(skb, pkt->bth.pad);
+		icrc = skb_put(skb, SROCE_ICRC_LEN);
+	}
+	pkt->skb = NULL;
 	if (av->v1)
 		return sroce_pkt_send_v1(qp, av, skb, icrc);
 
@@ -504,8 +748,7 @@ static int sroce_pkt_xmit(struct sroce_qp *qp, const struct sroce_av *av,
 			ip_hdr(skb)->id = htons(burst->count);
 	}
 
-	*icrc = sroce_icrc_packet(skb_network_header(skb), av->ipv6,
-				  skb->len - SROCE_ICRC_LEN);
+	*icrc = sroce_pkt_icrc(skb, false, av->ipv6);
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
 	skb->ip_summed = CHECKSUM_NONE;

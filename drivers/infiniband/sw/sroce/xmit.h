@@ -22,13 +22,23 @@ struct sroce_qp;
  * @bth: the BTH fields
  * @info: the opcode's description
  * @payload: bytes of payload appended after the headers
+ * @tail: a zero-copy packet's pad and ICRC, in a small buffer of its own
+ *	that sroce_pkt_send() attaches after the payload's page fragments;
+ *	NULL for a packet built in its linear part
  */
 struct sroce_pkt {
 	struct sk_buff		*skb;
 	struct sroce_bth_fields	bth;
 	const struct sroce_opcode_info *info;
 	u32			payload;
+	void			*tail;
 };
+
+bool sroce_pkt_zcopy_wanted(const struct sroce_qp *qp, u32 payload);
+int sroce_pkt_alloc_frags(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			  u8 opcode, u32 payload);
+int sroce_pkt_add_page(struct sroce_pkt *pkt, struct page *page,
+		       unsigned int off, unsigned int len);
 
 void *sroce_pkt_alloc(struct sroce_qp *qp, struct sroce_pkt *pkt, u8 opcode,
 		      u32 payload);
