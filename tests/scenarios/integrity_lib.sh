@@ -13,6 +13,13 @@
 #         IPv6 too)
 #   inject: a few runs with faults the client injects on purpose, each of
 #         which must fail with the message that names it
+# Over sroce, zero-copy transmit (payload as page fragments of the
+# registered memory) is checked by its counters on each VM: the v4
+# session runs with it forced on (zcopy=1: VM a's SENDs and WRITEs and VM
+# b's READ responses leave by fragments, which the virtio-net link without
+# scatter/gather linearises), the v6 session with the module's setting
+# (the default, auto, copies over a netdev without scatter/gather), and a
+# short session with zcopy=0 sends nothing by fragment, but copies.
 # Extra client arguments: INTEGRITY_ARGS (e.g. "--quick"), and for the
 # IPv6 session INTEGRITY_V6_ARGS.
 
@@ -160,8 +167,51 @@ _integrity_counter() {
 		awk -v n="$2" 'p { print; exit } $0 == n { p = 1 }'
 }
 
+# _integrity_zc DEV: "ZCOPY COPY", DEV's counters of data packets sent by
+# page fragments and by copy.
+_integrity_zc() {
+	echo "$(_integrity_counter "$1" tx_zcopy_packets) $(_integrity_counter "$1" tx_copy_packets)"
+}
+
+# _integrity_zc_wanted MODE: whether zero-copy transmit is on over eth0
+# with the zcopy parameter at MODE: 1, or -1 (auto) with scatter/gather.
+_integrity_zc_wanted() {
+	[ "$1" = 1 ] && return 0
+	[ "$1" = -1 ] && ethtool -k eth0 | grep -qx 'scatter-gather: on'
+}
+
+# _integrity_zc_check DEV WHAT BEFORE FRAGS: after session WHAT, DEV sent
+# data packets by fragments (FRAGS=1), or none by fragments and some by
+# copy (FRAGS=0), since the counters were BEFORE ("ZCOPY COPY").
+_integrity_zc_check() {
+	local dev=$1 what=$2 z0=${3% *} c0=${3#* } frags=$4 z1 c1
+	read -r z1 c1 <<<"$(_integrity_zc "$dev")"
+	diag "$ROLE: $what: tx_zcopy_packets $z0 -> $z1, tx_copy_packets $c0 -> $c1"
+	if [ "$frags" = 1 ]; then
+		check "$ROLE: $what sent payload by page fragments" \
+			[ "$z1" -gt "$z0" ]
+	else
+		expect_eq "$ROLE: $what sent no payload by page fragments" \
+			"$z0" "$z1"
+		check "$ROLE: $what copied payload" [ "$c1" -gt "$c0" ]
+	fi
+}
+
+# integrity_nozcopy GIDX PEER: a short session with zero-copy transmit off
+# on both VMs (zcopy=0) copies every payload.
+integrity_nozcopy() {
+	local gidx=$1 peer=$2 param=/sys/module/sroce/parameters/zcopy mode zc
+	read -r mode <"$param"
+	check "$ROLE: zcopy=0" sh -c "echo 0 >$param"
+	zc=$(_integrity_zc "$INTEGRITY_DEV")
+	integrity_session nozcopy "$gidx" "$peer" --quick \
+		--tests rc_write,rc_read
+	_integrity_zc_check "$INTEGRITY_DEV" nozcopy "$zc" 0
+	check "$ROLE: zcopy=$mode again" sh -c "echo $mode >$param"
+}
+
 integrity_main() {
-	local module=$1 type=$2 dev=$3 g4 g6
+	local module=$1 type=$2 dev=$3 g4 g6 zparam mode zc frags
 	INTEGRITY_DEV=$dev
 
 	[ -x "$INTEGRITY_TOOL" ] ||
@@ -177,12 +227,30 @@ integrity_main() {
 		bail "no IPv6 RoCE v2 GID on $dev: $(gid_table "$dev")"
 	log "GID indexes: IPv4 $g4, IPv6 $g6"
 
+	zparam=/sys/module/sroce/parameters/zcopy
+	if [ "$module" = sroce ]; then
+		read -r mode <"$zparam"
+		log "zcopy=$mode; eth0: $(ethtool -k eth0 | grep '^scatter-gather:')"
+		check "$ROLE: zcopy=1" sh -c "echo 1 >$zparam"
+		zc=$(_integrity_zc "$dev")
+	fi
 	# shellcheck disable=SC2086
 	integrity_session v4 "$g4" "$PEER_IP4" ${INTEGRITY_ARGS:-}
+	if [ "$module" = sroce ]; then
+		_integrity_zc_check "$dev" "v4 session" "$zc" 1
+		check "$ROLE: zcopy=$mode again" sh -c "echo $mode >$zparam"
+		zc=$(_integrity_zc "$dev")
+	fi
 	# shellcheck disable=SC2086
 	integrity_session v6 "$g6" "$PEER_IP6" ${INTEGRITY_ARGS:-} \
 		${INTEGRITY_V6_ARGS:-}
+	if [ "$module" = sroce ]; then
+		_integrity_zc_wanted "$mode" && frags=1 || frags=0
+		_integrity_zc_check "$dev" "v6 session (zcopy=$mode)" "$zc" \
+			"$frags"
+	fi
 	integrity_inject inject "$g4" "$PEER_IP4"
+	[ "$module" = sroce ] && integrity_nozcopy "$g4" "$PEER_IP4"
 
 	barrier integrity-done 120
 	log "counters of $dev: $(rdma statistic show link "$dev/1" 2>&1)"
