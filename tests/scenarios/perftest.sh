@@ -36,6 +36,36 @@ pt ib_send_lat -s 8 -n "$(it 200)"
 pt ib_write_lat -s 4096 -n "$(it 200)"
 pt ib_read_lat -s 8 -n "$(it 200)"
 pt ib_atomic_lat -n "$(it 200)"
+
+# zcopy_check NS NETDEV DEV: what DEV sent over NETDEV follows the zcopy
+# parameter: at 1, or at -1 (auto, the default) over a netdev with
+# scatter/gather (the veth pair), payload by page fragments (SENDs and
+# WRITEs of the client, READ responses of the server); else (the
+# virtio-net link between the guests has no scatter/gather) none by
+# fragments, every payload copied.
+zcopy_check() {
+	local ns=$1 netdev=$2 dev=$3 mode sg z c
+	read -r mode </sys/module/sroce/parameters/zcopy
+	sg=$(in_ns "$ns" ethtool -k "$netdev" | grep '^scatter-gather:')
+	z=$(dp_stats "$dev" | awk '$1 == "tx_zcopy_packets" { print $2 }')
+	c=$(dp_stats "$dev" | awk '$1 == "tx_copy_packets" { print $2 }')
+	diag "$dev: zcopy=$mode, $netdev $sg, tx_zcopy_packets ${z:-0}, tx_copy_packets ${c:-0}"
+	if [ "$mode" = 1 ] ||
+	   { [ "$mode" = -1 ] && [ "$sg" = "scatter-gather: on" ]; }; then
+		check "$dev sent payload by page fragments over $netdev" \
+			[ "${z:-0}" -gt 0 ]
+	else
+		expect_eq "$dev sent no payload by page fragments over $netdev" \
+			0 "${z:-0}"
+		check "$dev copied payload" [ "${c:-0}" -gt 0 ]
+	fi
+}
+if [ "$TOPO" = netns ]; then
+	zcopy_check h1 v1 sroce0
+	zcopy_check h2 v2 sroce1
+else
+	zcopy_check "" eth0 sroce0
+fi
 if [ "$ROLE" = a ]; then
 	dp_stats "$DP_CLI_DEV" >&2
 fi
