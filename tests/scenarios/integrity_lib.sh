@@ -72,8 +72,20 @@ integrity_server() {
 	else
 		not_ok "$name: server" "exit status $rc, expected $want"
 		diag_file "$out" 20
+		_integrity_held
 	fi
 	rm -f "$out"
+}
+
+# _integrity_held: after a failed session, where this VM's packets may be
+# held below sroce: eth0's qdisc and link counters, and the sroce
+# counters (tx_packets here against the peer's rx_packets; packets in
+# flight show as retransmit_deferred).
+_integrity_held() {
+	diag "$ROLE: eth0 qdisc: $(tc -s qdisc show dev eth0 2>&1 | tr -s ' \n' ' ')"
+	diag "$ROLE: eth0: $(ip -s link show eth0 2>&1 | tr -s ' \n' ' ')"
+	[ -n "${INTEGRITY_DEV:-}" ] &&
+		diag "$ROLE: $(rdma statistic show link "$INTEGRITY_DEV/1" 2>&1 | tr ' ' '\n' | paste -d ' ' - - | awk 'NR > 1 && $2 != 0' | tr '\n' ' ')"
 }
 
 # integrity_client NAME GIDX PEER [ARGS...]: a full run, relayed as TAP.
@@ -91,6 +103,7 @@ integrity_client() {
 		ok "$name: client: $INTEGRITY_SUMMARY"
 	else
 		not_ok "$name: client" "exit status $rc, summary '${INTEGRITY_SUMMARY:-none}'"
+		_integrity_held
 	fi
 }
 
