@@ -24,9 +24,9 @@
  * the next ACK (Karn's rule): an ACK that may answer a retransmitted copy
  * tells nothing of the round trip, and a QP whose timeout is shorter than
  * the round trip, sending one packet at a time, would otherwise time out on
- * every packet and never time one. The retry count keeps its meaning: after retry_cnt
- * timeouts in a row without progress, the next one fails the WQE with
- * RETRY_EXC_ERR.
+ * every packet and never time one. The retry count keeps its meaning:
+ * after retry_cnt timeouts in a row without progress, the next one fails
+ * the WQE with RETRY_EXC_ERR.
  */
 
 #include <linux/random.h>
