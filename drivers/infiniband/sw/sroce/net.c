@@ -50,25 +50,6 @@ static struct sroce_net *sroce_net(struct net *net)
 	return net_generic(net, sroce_net_id);
 }
 
-/* CRC over @len bytes of @skb's data from @offset, wherever they live. */
-static u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
-			  unsigned int len)
-{
-	struct skb_seq_state st;
-	unsigned int consumed = 0, n;
-	const u8 *data;
-
-	skb_prepare_seq_read(skb, offset, offset + len, &st);
-	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
-		/* A block may run past the end asked for. */
-		n = min(n, len - consumed);
-		crc = sroce_icrc_update(crc, data, n);
-		consumed += n;
-	}
-	skb_abort_seq_read(&st);
-	return crc;
-}
-
 /*
  * Check the ICRC; the headers up to the BTH are in the linear part.
  * Return: 0 when it matches, else the ICRC the packet should have had.

@@ -8,7 +8,6 @@
 
 #include <linux/if_arp.h>
 #include <linux/if_vlan.h>
-#include <linux/highmem.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/moduleparam.h>
@@ -234,49 +233,33 @@ static __le32 *sroce_pkt_add_tail(struct sroce_pkt *pkt)
 	return tail + pkt->bth.pad;
 }
 
-/*
- * The CRC of @len bytes of @skb from @off on, in its linear part and
- * fragments, continuing @crc. A fragment may be a compound page: each
- * page of it is mapped in turn.
+/**
+ * sroce_icrc_skb() - continue an ICRC over bytes of an skb
+ * @crc: the running CRC
+ * @skb: the packet
+ * @offset: the first byte, from skb->data
+ * @len: the byte count
+ *
+ * The bytes may be in the linear part or in page fragments (a received
+ * packet, or a zero-copy one being sent).
+ *
+ * Return: the running CRC.
  */
-static u32 sroce_icrc_frags(u32 crc, const struct sk_buff *skb,
-			    unsigned int off, unsigned int len)
+u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
+		   unsigned int len)
 {
-	unsigned int head = skb_headlen(skb), i, n;
+	struct skb_seq_state st;
+	unsigned int consumed = 0, n;
+	const u8 *data;
 
-	if (off < head) {
-		n = min(len, head - off);
-		crc = sroce_icrc_update(crc, skb->data + off, n);
-		off += n;
-		len -= n;
+	skb_prepare_seq_read(skb, offset, offset + len, &st);
+	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
+		/* A block may run past the end asked for. */
+		n = min(n, len - consumed);
+		crc = sroce_icrc_update(crc, data, n);
+		consumed += n;
 	}
-	off -= head;
-	for (i = 0; len && i < skb_shinfo(skb)->nr_frags; i++) {
-		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
-		unsigned int size = skb_frag_size(frag), foff;
-
-		if (off >= size) {
-			off -= size;
-			continue;
-		}
-		foff = skb_frag_off(frag) + off;
-		n = min(len, size - off);
-		len -= n;
-		off = 0;
-		while (n) {
-			struct page *page = nth_page(skb_frag_page(frag),
-						     foff >> PAGE_SHIFT);
-			unsigned int poff = offset_in_page(foff);
-			unsigned int k = min_t(unsigned int, n,
-					       PAGE_SIZE - poff);
-			const u8 *va = kmap_local_page(page);
-
-			crc = sroce_icrc_update(crc, va + poff, k);
-			kunmap_local(va);
-			foff += k;
-			n -= k;
-		}
-	}
+	skb_abort_seq_read(&st);
 	return crc;
 }
 
@@ -284,7 +267,7 @@ static u32 sroce_icrc_frags(u32 crc, const struct sk_buff *skb,
  * The ICRC of a packet whose network header is at skb->data: a GRH (RoCE
  * v1), an IPv6 or an IPv4 header. The headers up to the BTH are linear.
  */
-static __le32 sroce_pkt_icrc(const struct sk_buff *skb, bool grh, bool ipv6)
+static __le32 sroce_pkt_icrc(struct sk_buff *skb, bool grh, bool ipv6)
 {
 	unsigned int len = skb->len - SROCE_ICRC_LEN;
 	unsigned int hdrs = sizeof(struct sroce_bth);
@@ -301,7 +284,7 @@ static __le32 sroce_pkt_icrc(const struct sk_buff *skb, bool grh, bool ipv6)
 			(ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 		crc = sroce_icrc_hdr(skb->data, ipv6);
 	}
-	crc = sroce_icrc_frags(crc, skb, hdrs, len - hdrs);
+	crc = sroce_icrc_skb(crc, skb, hdrs, len - hdrs);
 	return sroce_icrc_final(crc);
 }
 
