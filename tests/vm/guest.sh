@@ -137,7 +137,9 @@ kill_strays() {
 			pid=${d#/proc/}
 			[ "$pid" = 1 ] && continue
 			[ -n "${keep[$pid]:-}" ] && continue
-			read -r rest <"$d/stat" 2>/dev/null || continue
+			# The process may exit between the glob and the read; the
+			# redirection's error must go where the read's would.
+			{ read -r rest <"$d/stat"; } 2>/dev/null || continue
 			rest=${rest##*) }
 			read -r state _ _ _ _ _ flags _ <<<"$rest"
 			[ "$state" = Z ] && continue
