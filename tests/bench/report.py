@@ -30,6 +30,7 @@ TCP_LAT = "qperf_tcp_lat"
 # The link's floors: stack, test.
 ICMP = ("floor", "icmp_echo")
 UDP = ("udp", "iperf3_udp")
+LINK = ("link", "pktgen")
 
 
 def num(v):
@@ -76,6 +77,30 @@ def floor_of(vals, mrows, key, metric):
         if (r[1], r[2]) == key and r[4] == metric:
             return r[3], vals.get((r[0],) + key + (r[3], metric))
     return None, None
+
+
+def link_floor(vals, mtu, x, mibps):
+    """The sentence on the frame-rate floor (pktgen) at one MTU."""
+    if not num(mibps):
+        return "Link, frames from VM a's packet generator: %s." % show(mibps)
+    key = (mtu,) + LINK + (x,)
+    text = ("Link, the frame-rate floor: VM a's kernel packet generator "
+            "(pktgen, no socket or RDMA stack) sent %s frames of netdev MTU "
+            "size, VM b's driver counted %s, at %s a second; at one "
+            "%s-byte RoCE payload per frame that is %s MiB/s, the most any "
+            "RoCE stack could move over this link. The ratio sroce/link is "
+            "against it." % (show(vals.get(key + ("sent_frames",))),
+                             show(vals.get(key + ("frames",))),
+                             show(vals.get(key + ("frames_per_s",))),
+                             x, mibps))
+    tcp = [num(v) for k, v in vals.items()
+           if k[:3] == (mtu, "tcp", TCP_BW) and k[4] == "MiBps"]
+    tcp = [t for t in tcp if t]
+    if tcp:
+        text += (" TCP's fastest run here moved %.2f MiB/s: the link's "
+                 "floor is %s times that." % (max(tcp),
+                                              ratio(mibps, max(tcp))))
+    return text
 
 
 def combine(values):
@@ -207,6 +232,7 @@ def main():
     others = [s for s in stacks if s != "sroce"]
     has_udp = UDP[0] in ran
     has_icmp = ICMP[0] in ran
+    has_link = LINK[0] in ran
     out = []
     w = out.append
     with open(header) as f:
@@ -248,9 +274,10 @@ def main():
                 break
         udp_x, udp = floor_of(vals, mrows, UDP, "MiBps")
         icmp_x, icmp = floor_of(vals, mrows, ICMP, "t_typical")
+        link_x, link = floor_of(vals, mrows, LINK, "MiBps")
         w("")
         w("## Netdev MTU %s (RoCE active MTU %s)" % (mtu, ib_mtu))
-        if bw or udp_x:
+        if bw or udp_x or link_x:
             w("")
             w("### Bandwidth (MiB/s, higher is better)")
             w("")
@@ -271,11 +298,15 @@ def main():
                   "The ratio sroce/UDP is against this packet-rate floor." % (
                       udp_x, udp, show(sent), show(lost),
                       gib_cost(vals, (mtu,) + UDP + (udp_x,))))
+            if link_x:
+                w("")
+                w(link_floor(vals, mtu, link_x, link))
         if bw:
             ratios = [s for s in ("sroce1", "rxe", "tcp") if s in others]
             cols = (["test", "bytes"] + [LABEL[s] for s in stacks] +
                     ["sroce/" + LABEL[s] for s in ratios] +
                     (["sroce/UDP"] if has_udp else []) +
+                    (["sroce/link"] if has_link else []) +
                     ["CPU " + LABEL[s] for s in stacks])
             w("")
             w(row(cols))
@@ -289,6 +320,7 @@ def main():
                 w(row([test, x] + [v[s] for s in stacks] +
                       [ratio(v["sroce"], v[s]) for s in ratios] +
                       ([ratio(v["sroce"], udp)] if has_udp else []) +
+                      ([ratio(v["sroce"], link)] if has_link else []) +
                       [gib_cost(vals, bw_key(s)) for s in stacks]))
         if qps:
             rq = [s for s in stacks if s != "tcp"]

@@ -11,8 +11,10 @@
 # loaded with tx_burst=1 and ack_coalesce=0: every packet handed to the IP
 # layer alone, every ACK requested sent at once), rxe
 # or tcp, or one of the link's floors: floor (TEST icmp_echo, X the ping
-# payload) or udp (TEST iperf3_udp, X the datagram size: the RoCE payload
-# of one packet at this MTU). X is otherwise the message size in bytes,
+# payload), udp (TEST iperf3_udp, X the datagram size: the RoCE payload
+# of one packet at this MTU) or link (TEST pktgen, X that payload too:
+# full-size frames from VM a's kernel packet generator). X is otherwise
+# the message size in bytes,
 # or the QP count for TEST ib_write_bw_qps.
 # METRIC is one of
 #   MiBps          perftest "BW average" in MiB/s; iperf3's receiver rate
@@ -23,6 +25,9 @@
 #                  the mean, the 99th and 99.9th percentiles
 #   lat            qperf tcp_lat (half a round trip, usec, the mean)
 #   count          ICMP echo: the replies the figures are computed from
+#   frames, sent_frames, frames_per_s
+#                  pktgen: the frames VM b received, those VM a sent, and
+#                  the rate received (MiBps is that rate times X)
 #   bytes          payload the run moved
 #   active_mtu     the RDMA port's active MTU (TEST port, X 0)
 #   tx_burst, ack_coalesce
@@ -45,8 +50,9 @@
 #   BENCH_SIZES     message sizes in bytes
 #   BENCH_QPS       QP counts of the ib_write_bw scaling run
 #   BENCH_STACKS    any of sroce sroce1 rxe tcp
-#   BENCH_FLOORS    any of icmp udp: the link's latency and packet-rate
-#                   floors, measured at each MTU before the stacks
+#   BENCH_FLOORS    any of icmp udp link: the link's latency, packet-rate
+#                   and frame-rate floors, measured at each MTU before the
+#                   stacks
 #   BENCH_BW_TESTS, BENCH_LAT_TESTS  perftest programs
 # Each of those takes its default when unset and selects nothing when empty.
 #   BENCH_RUN_TIMEOUT  seconds a client may run (default 60; the longest
@@ -60,7 +66,7 @@
 : "${BENCH_SIZES=64 1024 4096 65536 1048576}"
 : "${BENCH_QPS=1 10 100 1000}"
 : "${BENCH_STACKS=sroce rxe tcp}"
-: "${BENCH_FLOORS=icmp udp}"
+: "${BENCH_FLOORS=icmp udp link}"
 : "${BENCH_BW_TESTS=ib_write_bw ib_send_bw ib_read_bw}"
 : "${BENCH_LAT_TESTS=ib_write_lat ib_send_lat}"
 : "${BENCH_RUN_TIMEOUT:=60}"
@@ -71,6 +77,10 @@ BENCH_QPS_SIZE=4096
 BENCH_QPS_BYTES=$((32 << 20))
 BENCH_TCP_LAT_SECS=2
 BENCH_PING_COUNT=1000
+# The link floor's frames: a burst as long as sroce's (tx_burst), sent to
+# an address in the test range that no guest has.
+BENCH_PKTGEN_BURST=64
+BENCH_PKTGEN_DST=198.18.0.250
 # iputils ping when installed, busybox's otherwise (both have -A, and
 # print every reply's round trip in ms).
 if command -v ping >/dev/null; then
@@ -440,6 +450,75 @@ print("%.2f %.2f %.2f %d" % (r["bits_per_second"] / 8 / 1048576,
 	fi
 }
 
+# link_floor: the frame-rate floor of the link itself. VM a's kernel
+# packet generator (pktgen) hands eth0 full-size UDP frames in bursts of
+# BENCH_PKTGEN_BURST (xmit_more), below any socket or RDMA stack; they go
+# to VM b's MAC address but to an IP address no guest has, so that VM b's
+# stack drops each at once, answering none. What VM b's driver counted,
+# over the time pktgen took to send them all, is the most frames a second
+# this link delivers; times the RoCE payload of one packet, the most any
+# RoCE stack could move (MiBps).
+link_floor() {
+	local len frames pg=/proc/net/pktgen rx0 rx1 usec mac res step
+	len=$(roce_payload "$BENCH_MTU")
+	frames=$(((64 << 20) / len))
+	BENCH_STEP=$((BENCH_STEP + 1))
+	step=pktgen-$BENCH_STEP
+	if [ "$ROLE" = b ]; then
+		read -r rx0 </sys/class/net/eth0/statistics/rx_packets
+		barrier "$step-go" 300 || return 0
+		barrier "$step-sent" $((BENCH_RUN_TIMEOUT + 60)) || return 0
+		# What was still on its way when pktgen returned.
+		sleep 1
+		read -r rx1 </sys/class/net/eth0/statistics/rx_packets
+		put "$step.rx" "$((rx1 - rx0))"
+		return 0
+	fi
+	mac=$(ip neigh show "$PEER_IP4" dev eth0 | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }')
+	if [ -z "$mac" ] || ! modprobe pktgen ||
+	   ! pktgen_set "$pg/kpktgend_0" rem_device_all "add_device eth0" ||
+	   ! pktgen_set "$pg/eth0" "count $frames" "pkt_size $((BENCH_MTU + 14))" 		"dst $BENCH_PKTGEN_DST" "dst_mac $mac" "udp_dst_min 9" 		"udp_dst_max 9" "clone_skb 1000" "burst $BENCH_PKTGEN_BURST" 		"delay 0"; then
+		echo "# failed: pktgen on eth0 (VM b's MAC ${mac:-unknown})"
+		barrier "$step-go" 300
+		barrier "$step-sent" 60
+		emit link pktgen "$len" MiBps failed
+		return 0
+	fi
+	barrier "$step-go" 300
+	timeout "$BENCH_RUN_TIMEOUT" sh -c "echo start >$pg/pgctrl"
+	res=$(sed -n 's/^Result: //p' "$pg/eth0")
+	echo "pktgen: $frames frames of $((BENCH_MTU + 14)) bytes, burst $BENCH_PKTGEN_BURST: $res" >&2
+	echo "stop" >"$pg/pgctrl"
+	pktgen_set "$pg/kpktgend_0" rem_device_all
+	rmmod pktgen 2>/dev/null
+	barrier "$step-sent" 60
+	rx0=$(get "$step.rx" 60)
+	usec=$(sed -n 's/^OK: \([0-9]*\)(.*/\1/p' <<<"$res")
+	if [ -z "$usec" ] || [ "$usec" = 0 ] || [ -z "$rx0" ]; then
+		emit link pktgen "$len" MiBps failed
+		return 0
+	fi
+	emit link pktgen "$len" frames "$rx0"
+	emit link pktgen "$len" sent_frames "$frames"
+	emit link pktgen "$len" frames_per_s \
+		"$(awk -v n="$rx0" -v us="$usec" 'BEGIN { printf "%.0f", n / us * 1e6 }')"
+	emit link pktgen "$len" MiBps \
+		"$(awk -v n="$rx0" -v us="$usec" -v l="$len" 'BEGIN { printf "%.2f", n * l / us * 1e6 / 1048576 }')"
+}
+
+# pktgen_set FILE COMMAND...: write each command to a pktgen control file;
+# fails on the first it refuses.
+pktgen_set() {
+	local f=$1 c
+	shift
+	for c in "$@"; do
+		if ! echo "$c" >"$f" 2>/dev/null; then
+			echo "# pktgen refused \"$c\" in $f: $(sed -n 's/^Result: //p' "$f" 2>/dev/null)"
+			return 1
+		fi
+	done
+}
+
 # mtu_reached: VM b answers a ping that fills a packet at BENCH_MTU; with
 # DF set when iputils ping is there (busybox's cannot set it).
 mtu_reached() {
@@ -474,6 +553,7 @@ bench_main() {
 				case $floor in
 				icmp) icmp_floor ;;
 				udp) udp_floor ;;
+				link) link_floor ;;
 				esac
 			done
 			for stack in $BENCH_STACKS; do
