@@ -33,6 +33,9 @@
 #   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs ("none"
 #                        skips them, as for the others)
 #   SROCE_BENCH_RUN_TIMEOUT  seconds before a hung run is killed (default 60)
+#   SROCE_BENCH_GIVE_UP  after this many runs of one stack in a row whose
+#                        server failed, skip its other runs at that MTU
+#                        (default 3)
 #   SROCE_BENCH_ROUNDS   run the floors and the stacks this many times in
 #                        turn at each MTU (default 1); the report gives the
 #                        median of the rounds: with "sroce sroce1", an A/B
@@ -64,7 +67,7 @@ fi
 # The selection, passed to the guests as shell assignments: words of
 # letters, digits and underscores only.
 env=
-for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS RUN_TIMEOUT ROUNDS SCALE_SIZES; do
+for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS RUN_TIMEOUT GIVE_UP ROUNDS SCALE_SIZES; do
 	var=SROCE_BENCH_$v
 	[ -n "${!var+set}" ] || continue
 	val=${!var}
@@ -150,10 +153,10 @@ kver=$(cat "$out"/{vm,smp}/a/boot.info 2>/dev/null | sed -n 's/^kver: //p' | hea
 	/usr/bin/python3 "$root/tests/bench/report.py" "$out/results.tsv" "$out" "$out/header.md" \
 		"${report_args[@]}"
 	failures=$(cat "$out"/{vm,smp}/a/cmd.out 2>/dev/null |
-		grep -E '^# (failed|cannot)|cannot attach' || true)
+		grep -E '^# (failed|skipped|cannot)|cannot attach' || true)
 	if [ -n "$failures" ]; then
 		echo
-		echo "## Runs that failed"
+		echo "## Runs that failed or were skipped"
 		echo
 		echo '```'
 		echo "$failures"

@@ -246,6 +246,7 @@ scale_main() {
 			[ "$ROLE" = a ] && [ "$BENCH_ROUNDS" -gt 1 ] &&
 				echo "# scaling, MTU $BENCH_MTU, round $round of $BENCH_ROUNDS" >&2
 			for floor in $BENCH_FLOORS; do
+				BENCH_STEP=$((BENCH_STEP + 1))
 				[ "$floor" = udp ] && scale_iperf3 udp
 			done
 			for stack in $BENCH_STACKS; do

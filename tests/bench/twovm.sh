@@ -58,6 +58,8 @@
 #   BENCH_RUN_TIMEOUT  seconds a client may run (default 60; the longest
 #                   run takes under ten): a run that hangs is killed and
 #                   reported failed instead of stalling the rest
+#   BENCH_GIVE_UP   runs of one stack in a row whose server failed after
+#                   which its other runs at that MTU are skipped (default 3)
 #   BENCH_ROUNDS    times the floors and the stacks run at each MTU, in
 #                   turn (default 1): each figure is then printed once per
 #                   round, the stacks' runs alternating
@@ -71,6 +73,7 @@
 : "${BENCH_LAT_TESTS=ib_write_lat ib_send_lat}"
 : "${BENCH_RUN_TIMEOUT:=60}"
 : "${BENCH_ROUNDS:=1}"
+: "${BENCH_GIVE_UP:=3}"
 BENCH_STEP=0
 # The scaling run's message size and payload, shared by its QPs.
 BENCH_QPS_SIZE=4096
@@ -124,6 +127,8 @@ cpu_delta() {
 }
 
 _pair_n=0
+_pair_step=
+_pair_fails=0
 # cpu_percpu: "KERNEL USER NET_RX" of each CPU of this VM since boot, the
 # CPUs one after the other on one line: jiffies as cpu_jiffies's, and the
 # NET_RX softirqs the CPU ran (/proc/softirqs).
@@ -149,7 +154,12 @@ vec_delta() {
 # client. On VM a, PAIR_OUT holds the client's output and PAIR_CPU the
 # "KERNEL USER" jiffies both VMs spent while it ran; with BENCH_PERCPU=1,
 # PAIR_PERCPU_A and PAIR_PERCPU_B hold each VM's cpu_percpu over the run.
-# Returns non-zero when either side failed.
+# Returns non-zero when either side failed, or when the run was skipped:
+# after BENCH_GIVE_UP runs in a row of one stack (one BENCH_STEP) whose
+# server failed, the rest of that stack's runs are not started. A stack
+# that has wedged (rdma_rxe once stopped answering at MTU 4200) would
+# otherwise cost every later run its timeout, and the benchmark its time
+# limit. Both VMs count the server's failures, so both skip the same runs.
 pair() {
 	local port=$1 srv=() cli=() pid rc srv_rc out c0 c1 peer p p0
 	shift
@@ -159,6 +169,15 @@ pair() {
 	done
 	shift
 	cli=("$@")
+	if [ "$_pair_step" != "$BENCH_STEP" ]; then
+		_pair_step=$BENCH_STEP
+		_pair_fails=0
+	fi
+	if [ "$_pair_fails" -ge "$BENCH_GIVE_UP" ]; then
+		[ "$ROLE" = a ] &&
+			echo "# skipped: ${cli[*]} (the last $_pair_fails servers of this stack failed)"
+		return 1
+	fi
 	_pair_n=$((_pair_n + 1))
 	PAIR_OUT=
 	PAIR_CPU=
@@ -180,6 +199,7 @@ pair() {
 			put "pair$_pair_n.percpu" "$(vec_delta "$p0" "$(cpu_percpu)")"
 		put "pair$_pair_n.cpu" "$(cpu_delta "$c0" "$c1")"
 		put "pair$_pair_n.rc" "$rc"
+		pair_count "$rc"
 		[ $rc = 0 ] || { echo "server failed ($rc): ${srv[*]}"; cat "$out"; } >&2
 		rm -f "$out"
 		return 0
@@ -193,6 +213,7 @@ pair() {
 	# shellcheck disable=SC2034 # read by scaling.sh
 	[ -n "${BENCH_PERCPU:-}" ] && PAIR_PERCPU_A=$(vec_delta "$p0" "$(cpu_percpu)")
 	srv_rc=$(get "pair$_pair_n.rc" $((BENCH_RUN_TIMEOUT + 60))) || srv_rc=none
+	pair_count "$srv_rc"
 	peer=$(get "pair$_pair_n.cpu" 10) || peer="0 0"
 	if [ -n "${BENCH_PERCPU:-}" ]; then
 		# shellcheck disable=SC2034 # read by scaling.sh
@@ -208,6 +229,15 @@ pair() {
 		echo "# failed: ${cli[*]} (client $rc, server $srv_rc)"
 		echo "$PAIR_OUT" | tail -n 5 | sed 's/^/#   /'
 		return 1
+	fi
+}
+
+# pair_count RC: count a server's exit status towards BENCH_GIVE_UP.
+pair_count() {
+	if [ "$1" = 0 ]; then
+		_pair_fails=0
+	else
+		_pair_fails=$((_pair_fails + 1))
 	fi
 }
 
@@ -462,7 +492,6 @@ link_floor() {
 	local len frames pg=/proc/net/pktgen rx0 rx1 usec mac res step
 	len=$(roce_payload "$BENCH_MTU")
 	frames=$(((64 << 20) / len))
-	BENCH_STEP=$((BENCH_STEP + 1))
 	step=pktgen-$BENCH_STEP
 	if [ "$ROLE" = b ]; then
 		read -r rx0 </sys/class/net/eth0/statistics/rx_packets
@@ -550,6 +579,7 @@ bench_main() {
 			[ "$ROLE" = a ] && [ "$BENCH_ROUNDS" -gt 1 ] &&
 				echo "# MTU $BENCH_MTU, round $round of $BENCH_ROUNDS" >&2
 			for floor in $BENCH_FLOORS; do
+				BENCH_STEP=$((BENCH_STEP + 1))
 				case $floor in
 				icmp) icmp_floor ;;
 				udp) udp_floor ;;
