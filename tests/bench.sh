@@ -29,7 +29,9 @@
 #   SROCE_BENCH_STACKS   any of "sroce sroce1 rxe tcp" (default "sroce rxe
 #                        tcp"); sroce1 is sroce loaded with tx_burst=1, every
 #                        packet handed to the IP layer alone
-#   SROCE_BENCH_FLOORS   any of "icmp udp link" (default all three)
+#   SROCE_BENCH_FLOORS   any of "icmp udp link" (default "icmp udp"; link,
+#                        the frame rate from pktgen, is opt-in: see
+#                        Documentation/performance.rst)
 #   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs ("none"
 #                        skips them, as for the others)
 #   SROCE_BENCH_RUN_TIMEOUT  seconds before a hung run is killed (default 60)

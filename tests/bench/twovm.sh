@@ -52,7 +52,7 @@
 #   BENCH_STACKS    any of sroce sroce1 rxe tcp
 #   BENCH_FLOORS    any of icmp udp link: the link's latency, packet-rate
 #                   and frame-rate floors, measured at each MTU before the
-#                   stacks
+#                   stacks (default icmp udp: see link_floor)
 #   BENCH_BW_TESTS, BENCH_LAT_TESTS  perftest programs
 # Each of those takes its default when unset and selects nothing when empty.
 #   BENCH_RUN_TIMEOUT  seconds a client may run (default 60; the longest
@@ -68,7 +68,7 @@
 : "${BENCH_SIZES=64 1024 4096 65536 1048576}"
 : "${BENCH_QPS=1 10 100 1000}"
 : "${BENCH_STACKS=sroce rxe tcp}"
-: "${BENCH_FLOORS=icmp udp link}"
+: "${BENCH_FLOORS=icmp udp}"
 : "${BENCH_BW_TESTS=ib_write_bw ib_send_bw ib_read_bw}"
 : "${BENCH_LAT_TESTS=ib_write_lat ib_send_lat}"
 : "${BENCH_RUN_TIMEOUT:=60}"
@@ -487,7 +487,10 @@ print("%.2f %.2f %.2f %d" % (r["bits_per_second"] / 8 / 1048576,
 # stack drops each at once, answering none. What VM b's driver counted,
 # over the time pktgen took to send them all, is the most frames a second
 # this link delivers; times the RoCE payload of one packet, the most any
-# RoCE stack could move (MiBps).
+# RoCE stack could move (MiBps). Not in the default floors: in the two
+# runs that had it at MTU 4200, the link stopped carrying the stacks'
+# frames some minutes later (every run of every stack after that point
+# failed), and in the run without it everything passed; why is not known.
 link_floor() {
 	local len frames pg=/proc/net/pktgen rx0 rx1 usec mac res step
 	len=$(roce_payload "$BENCH_MTU")
