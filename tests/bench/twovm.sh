@@ -156,10 +156,10 @@ vec_delta() {
 # PAIR_PERCPU_A and PAIR_PERCPU_B hold each VM's cpu_percpu over the run.
 # Returns non-zero when either side failed, or when the run was skipped:
 # after BENCH_GIVE_UP runs in a row of one stack (one BENCH_STEP) whose
-# server failed, the rest of that stack's runs are not started. A stack
-# that has wedged (rdma_rxe once stopped answering at MTU 4200) would
-# otherwise cost every later run its timeout, and the benchmark its time
-# limit. Both VMs count the server's failures, so both skip the same runs.
+# server failed, the rest of that stack's runs are not started. A stack,
+# or a link, that has wedged (at MTU 4200 every run once failed from some
+# point on) would otherwise cost every later run its timeout, and the
+# benchmark its time limit. Both VMs count the server's failures, so both skip the same runs.
 pair() {
 	local port=$1 srv=() cli=() pid rc srv_rc out c0 c1 peer p p0
 	shift
