@@ -487,10 +487,11 @@ print("%.2f %.2f %.2f %d" % (r["bits_per_second"] / 8 / 1048576,
 # stack drops each at once, answering none. What VM b's driver counted,
 # over the time pktgen took to send them all, is the most frames a second
 # this link delivers; times the RoCE payload of one packet, the most any
-# RoCE stack could move (MiBps). Not in the default floors: in the two
-# runs that had it at MTU 4200, the link stopped carrying the stacks'
-# frames some minutes later (every run of every stack after that point
-# failed), and in the run without it everything passed; why is not known.
+# RoCE stack could move (MiBps). Not in the default floors: in two of
+# the three runs that had it at MTU 4200, the link stopped carrying the
+# stacks' frames some minutes later (every run of every stack after that
+# point failed); the third, and a run without it, passed. Whether pktgen
+# has a part in that is not known.
 link_floor() {
 	local len frames pg=/proc/net/pktgen rx0 rx1 usec mac res step
 	len=$(roce_payload "$BENCH_MTU")
