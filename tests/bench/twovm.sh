@@ -493,7 +493,7 @@ print("%.2f %.2f %.2f %d" % (r["bits_per_second"] / 8 / 1048576,
 # point failed); the third, and a run without it, passed. Whether pktgen
 # has a part in that is not known.
 link_floor() {
-	local len frames pg=/proc/net/pktgen rx0 rx1 usec mac res step
+	local len frames pg=/proc/net/pktgen rx0 rx1 got usec mac res step
 	len=$(roce_payload "$BENCH_MTU")
 	frames=$(((64 << 20) / len))
 	step=pktgen-$BENCH_STEP
@@ -525,18 +525,18 @@ link_floor() {
 	pktgen_set "$pg/kpktgend_0" rem_device_all
 	rmmod pktgen 2>/dev/null
 	barrier "$step-sent" 60
-	rx0=$(get "$step.rx" 60)
+	got=$(get "$step.rx" 60)
 	usec=$(sed -n 's/^OK: \([0-9]*\)(.*/\1/p' <<<"$res")
-	if [ -z "$usec" ] || [ "$usec" = 0 ] || [ -z "$rx0" ]; then
+	if [ -z "$usec" ] || [ "$usec" = 0 ] || [ -z "$got" ]; then
 		emit link pktgen "$len" MiBps failed
 		return 0
 	fi
-	emit link pktgen "$len" frames "$rx0"
+	emit link pktgen "$len" frames "$got"
 	emit link pktgen "$len" sent_frames "$frames"
 	emit link pktgen "$len" frames_per_s \
-		"$(awk -v n="$rx0" -v us="$usec" 'BEGIN { printf "%.0f", n / us * 1e6 }')"
+		"$(awk -v n="$got" -v us="$usec" 'BEGIN { printf "%.0f", n / us * 1e6 }')"
 	emit link pktgen "$len" MiBps \
-		"$(awk -v n="$rx0" -v us="$usec" -v l="$len" 'BEGIN { printf "%.2f", n * l / us * 1e6 / 1048576 }')"
+		"$(awk -v n="$got" -v us="$usec" -v l="$len" 'BEGIN { printf "%.2f", n * l / us * 1e6 / 1048576 }')"
 }
 
 # pktgen_set FILE COMMAND...: write each command to a pktgen control file;
