@@ -143,8 +143,12 @@ def check_qp_fields(victim, v, sent, received):
     tap(not bad, "rdma resource show qp -dd: the victim QP's PSNs, "
         "outstanding reads, retries and queues as the traffic left them",
         "; ".join(bad) + "\n" + out)
-    tap(got.get("sq_size", 0) >= 16 and got.get("rq_size", 0) >= 16 and
-        got.get("cwnd", 0) > 0, "... its queue sizes and window",
+    tap(got.get("sq_size", 0) >= 16 and got.get("rq_size", 0) >= 16,
+        "... its queue sizes", out)
+    # Loss-free traffic leaves the window whole: 4 MiB of 1024-byte
+    # packets (the path MTU of qp_lib's QPs).
+    tap(got.get("cwnd") == 4096,
+        "... its window, 4 MiB at its path MTU (cwnd %s)" % got.get("cwnd"),
         out)
 
 

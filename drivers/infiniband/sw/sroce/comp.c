@@ -145,7 +145,7 @@ static void sroce_comp_progress(struct sroce_qp *qp, u32 psn)
 		sroce_rto_acked(qp, next);
 		qp->comp.read_rewound = false;
 		qp->req.cwnd = min_t(u32, qp->req.cwnd + acked,
-				     SROCE_WINDOW_MAX);
+				     qp->req.cwnd_max);
 		qp->comp.retries = qp->retry_cnt;
 		if (qp->timeout && sroce_comp_outstanding(qp))
 			mod_timer(&qp->comp.retrans_timer,

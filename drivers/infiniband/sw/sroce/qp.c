@@ -449,7 +449,8 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 	if (state == IB_QPS_RTS) {
 		qp->comp.retries = qp->retry_cnt;
 		qp->comp.rnr_retries = qp->rnr_retry;
-		qp->req.cwnd = SROCE_WINDOW_MAX;
+		qp->req.cwnd_max = sroce_window_max(qp->mtu);
+		qp->req.cwnd = qp->req.cwnd_max;
 		qp->rto.backoff = 0;
 	}
 	spin_unlock(&qp->resp.lock);

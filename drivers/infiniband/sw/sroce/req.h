@@ -5,6 +5,8 @@
 #ifndef _SROCE_REQ_H
 #define _SROCE_REQ_H
 
+#include <linux/minmax.h>
+#include <linux/sizes.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -18,12 +20,33 @@ struct sroce_qp;
 struct sroce_swqe;
 
 /*
- * Unacknowledged request PSNs an RC QP may have outstanding: at most
- * SROCE_WINDOW_MAX, and after a loss, from SROCE_WINDOW_MIN up again as
- * ACKs arrive, so that a go-back does not flood a congested path.
+ * Unacknowledged request PSNs an RC QP may have outstanding: as many as
+ * carry SROCE_WINDOW_BYTES at the path MTU (sroce_window_max()), and after
+ * a loss, from SROCE_WINDOW_MIN up again as ACKs arrive, so that a go-back
+ * does not flood a congested path.
+ *
+ * The window has to cover what the path holds while it is busy: the NIC
+ * queues at both ends, the peer's receive batches and the wait for its
+ * coalesced ACK. Sized in packets alone it holds less data the smaller
+ * the MTU; a byte budget keeps the data in flight alike at every MTU, and
+ * SROCE_WINDOW_MAX bounds the packets a go-back sends again at small ones.
+ * Documentation/performance.rst has the measurement behind the budget.
  */
-#define SROCE_WINDOW_MAX	256
+#define SROCE_WINDOW_BYTES	SZ_4M
+#define SROCE_WINDOW_MAX	4096
 #define SROCE_WINDOW_MIN	16
+
+/**
+ * sroce_window_max() - the largest window of an RC QP
+ * @mtu: the QP's path MTU in bytes
+ *
+ * Return: the most request PSNs the QP may have unacknowledged.
+ */
+static inline u32 sroce_window_max(u32 mtu)
+{
+	return clamp_t(u32, SROCE_WINDOW_BYTES / mtu, SROCE_WINDOW_MIN,
+		       SROCE_WINDOW_MAX);
+}
 
 /**
  * struct sroce_req - the send queue of a QP and the requester's state
@@ -41,7 +64,8 @@ struct sroce_swqe;
  * @psn: PSN of the next request packet
  * @sent_psn: the PSN after the highest ever sent; @psn is behind it after
  *	a go-back
- * @cwnd: the current window, see SROCE_WINDOW_MAX
+ * @cwnd: the current window, see SROCE_WINDOW_BYTES
+ * @cwnd_max: the largest window, set from the path MTU on entering RTS
  * @rd_atomic_out: READ/atomic requests outstanding
  * @fatal: a WQE failed; the QP moves to the error state from process
  *	context
@@ -73,6 +97,7 @@ struct sroce_req {
 	u32			psn;
 	u32			sent_psn;
 	u32			cwnd;
+	u32			cwnd_max;
 	u32			rd_atomic_out;
 	bool			fatal;
 	struct sroce_odp_miss	miss;
