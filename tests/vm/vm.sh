@@ -408,17 +408,16 @@ vm_start_topo() {
 		vm_start "$bootdir" "$topo" a
 		;;
 	twovm)
+		# One unix datagram socket per VM, each sending to the other's:
+		# one frame per datagram. QEMU 7.2's stream netdev stopped a
+		# VM's transmit queue for good under load (rdma_rxe's
+		# ib_send_bw stalled it within minutes; performance.rst).
 		# A unix socket path must stay short (108 bytes).
 		sock=$(mktemp -u /var/tmp/sroce-vm-link.XXXXXX)
-		VM_QEMU_EXTRA=(-netdev "stream,id=n0,server=on,addr.type=unix,addr.path=$sock"
+		VM_QEMU_EXTRA=(-netdev "dgram,id=n0,local.type=unix,local.path=$sock.a,remote.type=unix,remote.path=$sock.b"
 			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_a")
 		vm_start "$bootdir" "$topo" a
-		# The client connects once, so the server must listen first.
-		for ((i = 0; i < 100; i++)); do
-			[ -S "$sock" ] && break
-			sleep 0.1
-		done
-		VM_QEMU_EXTRA=(-netdev "stream,id=n0,server=off,addr.type=unix,addr.path=$sock"
+		VM_QEMU_EXTRA=(-netdev "dgram,id=n0,local.type=unix,local.path=$sock.b,remote.type=unix,remote.path=$sock.a"
 			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_b")
 		vm_start "$bootdir" "$topo" b
 		VM_SOCK=$sock
@@ -454,7 +453,7 @@ vm_kill() {
 		wait "$p" 2>/dev/null
 	done
 	VM_PIDS=()
-	[ -n "${VM_SOCK:-}" ] && rm -f "$VM_SOCK"
+	[ -n "${VM_SOCK:-}" ] && rm -f "$VM_SOCK.a" "$VM_SOCK.b"
 	VM_SOCK=
 }
 
