@@ -397,7 +397,7 @@ vm_start() {
 
 # vm_start_topo BOOTDIR TOPO: start the VMs a topology needs.
 vm_start_topo() {
-	local bootdir=$1 topo=$2 sock i
+	local bootdir=$1 topo=$2 sock
 
 	case $topo in
 	netns)
