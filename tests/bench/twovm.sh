@@ -490,8 +490,10 @@ print("%.2f %.2f %.2f %d" % (r["bits_per_second"] / 8 / 1048576,
 # RoCE stack could move (MiBps). Not in the default floors: in two of
 # the three runs that had it at MTU 4200, the link stopped carrying the
 # stacks' frames some minutes later (every run of every stack after that
-# point failed); the third, and a run without it, passed. Whether pktgen
-# has a part in that is not known.
+# point failed); the third, and a run without it, passed. Those runs were
+# on QEMU's stream netdev, which stalls under load without pktgen too
+# (performance.rst, "The link between the guests"); the floor has not been
+# run on the dgram link yet.
 link_floor() {
 	local len frames pg=/proc/net/pktgen rx0 rx1 got usec mac res step
 	len=$(roce_payload "$BENCH_MTU")
