@@ -219,6 +219,132 @@ def scaling(path):
     return out
 
 
+# What the fast path is measured against (Documentation/performance.rst,
+# "Targets"): bandwidth at these sizes, latency at the smallest size.
+TARGET_SIZES = ("65536", "1048576")
+BW_TARGET = {"rxe": 3.0, "tcp": 1.5}
+LAT_TARGET = {"rxe": 0.5, "tcp": 0.8}
+LAT_FLOOR_SLACK = 1.2
+QP_SPREAD = 0.2
+
+
+def span(values, fmt="%.2f"):
+    """"LOW to HIGH" (or one figure) of a list of numbers."""
+    lo, hi = min(values), max(values)
+    return fmt % lo if fmt % lo == fmt % hi else \
+        (fmt + " to " + fmt) % (lo, hi)
+
+
+def verdict(ok):
+    return "met" if ok else "not met"
+
+
+def bw_target(vals, mtu, tests, other, link):
+    """One bandwidth target row: sroce against OTHER at TARGET_SIZES."""
+    mine, allowed = [], []
+    for test in tests:
+        for x in TARGET_SIZES:
+            s = num(vals.get((mtu, "sroce", test, x, "MiBps")))
+            o = num(vals.get((mtu, "tcp", TCP_BW, x, "MiBps")
+                             if other == "tcp" else
+                             (mtu, other, test, x, "MiBps")))
+            if s and o:
+                mine.append(s / o)
+                if link:
+                    allowed.append(link / o)
+    if not mine:
+        return None
+    goal = BW_TARGET[other]
+    ok = min(mine) >= goal
+    floor = "-"
+    if allowed:
+        floor = "the link allows %s" % span(allowed)
+        short = len([a for a in allowed if a < goal])
+        if short:
+            floor += "; beyond the link in %d of %d" % (short, len(allowed))
+    return ["bandwidth, 64 KiB and 1 MiB: at least %.1f times %s" % (
+        goal, LABEL[other]), verdict(ok), span(mine), floor]
+
+
+def cpu_target(vals, mtu, tests):
+    mine = []
+    for test in tests:
+        for x in TARGET_SIZES:
+            s = num(gib_cost(vals, (mtu, "sroce", test, x)))
+            t = num(gib_cost(vals, (mtu, "tcp", TCP_BW, x)))
+            if s and t:
+                mine.append(s / t)
+    if not mine:
+        return None
+    return ["CPU per GiB, 64 KiB and 1 MiB: below TCP's (sroce/TCP)",
+            verdict(max(mine) < 1), span(mine), "-"]
+
+
+def lat_target(vals, mtu, lat, icmp):
+    """Latency at the smallest size: at most 0.5 times rdma_rxe and 0.8
+    times TCP, or within 1.2 times the echo floor where that is higher."""
+    sizes = [int(x) for t, x in lat]
+    if not sizes:
+        return None
+    x = str(min(sizes))
+    mine, ok, floors = [], True, []
+    for test in ordered(lat, lambda r: r[0]):
+        s = num(vals.get((mtu, "sroce", test, x, "t_typical")))
+        r = num(vals.get((mtu, "rxe", test, x, "t_typical")))
+        t = num(vals.get((mtu, "tcp", TCP_LAT, x, "lat")))
+        if not s or not (r or t):
+            continue
+        bound = min(b for b in (r and LAT_TARGET["rxe"] * r,
+                                t and LAT_TARGET["tcp"] * t) if b)
+        if icmp:
+            floors.append(s / icmp)
+            bound = max(bound, LAT_FLOOR_SLACK * icmp)
+        mine.append(s / bound)
+        ok = ok and s <= bound
+    if not mine:
+        return None
+    return ["latency, %s bytes: at most %.1f times rxe and %.1f times "
+            "TCP, or %.1f times the echo floor if higher (sroce/target)" % (
+                x, LAT_TARGET["rxe"], LAT_TARGET["tcp"], LAT_FLOOR_SLACK),
+            verdict(ok), span(mine),
+            "sroce/floor %s" % span(floors) if floors else "-"]
+
+
+def qps_target(vals, mtu, qps):
+    one = num(vals.get((mtu, "sroce", "ib_write_bw_qps", "1", "MiBps")))
+    many = [(int(x), num(vals.get((mtu, "sroce", t, x, "MiBps"))))
+            for t, x in qps if x != "1"]
+    many = [(n, v / one) for n, v in many if v and one]
+    if not many:
+        return None
+    ok = all(abs(r - 1) <= QP_SPREAD for n, r in many)
+    return ["many QPs: up to %d within %d%% of one QP's bandwidth" % (
+        max(n for n, r in many), QP_SPREAD * 100),
+        verdict(ok), span([r for n, r in many]), "-"]
+
+
+def targets(vals, mtu, bw, qps, lat, icmp, link):
+    """The section "Against the targets" of one MTU, as lines."""
+    tests = ordered(bw, lambda r: r[0])
+    rows = [bw_target(vals, mtu, tests, "rxe", num(link)),
+            bw_target(vals, mtu, tests, "tcp", num(link)),
+            cpu_target(vals, mtu, tests),
+            lat_target(vals, mtu, lat, num(icmp)),
+            qps_target(vals, mtu, qps)]
+    rows = [r for r in rows if r]
+    if not rows:
+        return []
+    cols = ["target", "result", "sroce", "floor"]
+    out = ["", "### Against the targets", "",
+           "sroce's ratios over every test the target covers (lowest to "
+           "highest; for CPU and latency below 1 is better), and what the "
+           "link's floors allow: the link floor over the other stack's "
+           "figure (\"beyond the link\": in that many tests the floor "
+           "itself is below the target), sroce over the echo floor.", "",
+           row(cols), align(2, len(cols))]
+    return out + [row(r) for r in rows]
+
+
 def main():
     tsv, outdir, header = sys.argv[1:4]
     rows, figures = read_tsv(tsv, 6)
@@ -407,6 +533,7 @@ def main():
                     cells = [TCP_LAT, x] + ["-"] * (len(cols) - 2)
                     cells[cols.index("TCP")] = t
                     w(row(cells))
+        out += targets(vals, mtu, bw, qps, lat, icmp, link)
 
     if plot(rows, vals, mtus, outdir):
         w("")

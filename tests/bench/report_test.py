@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The benchmark report's verdicts on made-up figures, as TAP.
+
+    report_test.py
+
+Feeds report.py small results files whose verdicts are known and checks
+the section "Against the targets": each target met or not met as the
+figures say, the ratios it prints, and the floors. Ends with one line
+"N passed, N failed".
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+N = [0, 0]
+
+
+def check(ok, name, detail=""):
+    N[0 if ok else 1] += 1
+    print("%sok %d - %s" % ("" if ok else "not ", sum(N), name))
+    if not ok and detail:
+        print("\n".join("# " + line for line in detail.splitlines()))
+
+
+def tsv(mtu, rows):
+    """Results lines of one MTU from (stack, test, x, metric, value)."""
+    return "".join("%s\t%s\t%s\t%s\t%s\t%s\n" % ((mtu,) + r) for r in rows)
+
+
+def bw(stack, test, x, mibps, cpu=None):
+    rows = [(stack, test, x, "MiBps", mibps)]
+    if cpu is not None:
+        # cpu kernel seconds for exactly 1 GiB moved
+        rows += [(stack, test, x, "bytes", str(2**30)),
+                 (stack, test, x, "cpu_kern", cpu)]
+    return rows
+
+
+def figures(sroce=100, rxe=30, tcp=60, link=200, s_cpu=5, t_cpu=10,
+            lat=(100, 250, 150, 90), qps=(50, 45)):
+    """One MTU's results: three perftest programs at both target sizes.
+    lat: sroce, rdma_rxe, TCP, echo floor; qps: 1 and 1000 QPs."""
+    rows = [("link", "pktgen", "1024", "MiBps", str(link)),
+            ("floor", "icmp_echo", "64", "t_typical", str(lat[3]))]
+    for x in ("65536", "1048576"):
+        rows += bw("tcp", "iperf3", x, str(tcp), str(t_cpu))
+        for t in ("ib_write_bw", "ib_send_bw", "ib_read_bw"):
+            rows += bw("sroce", t, x, str(sroce), str(s_cpu))
+            rows += bw("rxe", t, x, str(rxe))
+    for t in ("ib_write_lat", "ib_send_lat"):
+        rows += [("sroce", t, "64", "t_typical", str(lat[0])),
+                 ("rxe", t, "64", "t_typical", str(lat[1]))]
+    rows += [("tcp", "qperf_tcp_lat", "64", "lat", str(lat[2]))]
+    rows += [("sroce", "ib_write_bw_qps", "1", "MiBps", str(qps[0])),
+             ("sroce", "ib_write_bw_qps", "1000", "MiBps", str(qps[1]))]
+    return tsv("1500", rows)
+
+
+def report(text):
+    with tempfile.TemporaryDirectory() as d:
+        res, hdr = os.path.join(d, "results.tsv"), os.path.join(d, "h.md")
+        with open(res, "w") as f:
+            f.write(text)
+        with open(hdr, "w") as f:
+            f.write("# header\n")
+        env = dict(os.environ, PATH="/nonexistent")  # no gnuplot: no plot
+        p = subprocess.run([sys.executable, os.path.join(HERE, "report.py"),
+                            res, d, hdr], capture_output=True, text=True,
+                           env=env)
+        return p.stdout
+
+
+def target_rows(out):
+    """{target prefix: [result, sroce, floor]} of "Against the targets"."""
+    rows, on = {}, False
+    for line in out.splitlines():
+        if line.startswith("### "):
+            on = line == "### Against the targets"
+            continue
+        if on and line.startswith("| ") and not line.startswith("| target"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            rows[cells[0].split(":")[0].split(",")[0]] = cells[1:]
+    return rows
+
+
+def main():
+    print("TAP version 13")
+    # All met: 100 MiB/s against rxe 30 (3.33) and TCP 60 (1.67); CPU 5
+    # against 10; latency 100 against min(125, 120) = 120; 1000 QPs 0.9.
+    out = report(figures())
+    t = target_rows(out)
+    check(sorted(t) == ["CPU per GiB", "bandwidth", "latency", "many QPs"],
+          "the section lists the targets", out)
+    rows = [r for r in out.splitlines() if r.startswith("| bandwidth")]
+    check(len(rows) == 2 and all("| met |" in r for r in rows),
+          "bandwidth 3.33 times rxe and 1.67 times TCP: met", "\n".join(rows))
+    check(any("| 3.33 |" in r for r in rows) and
+          any("| 1.67 |" in r for r in rows),
+          "the bandwidth ratios are printed", "\n".join(rows))
+    check(any(r.endswith("| the link allows 6.67 |") for r in rows),
+          "the link floor over rxe: 200/30, not beyond the link",
+          "\n".join(rows))
+    check(t.get("CPU per GiB", [""])[:2] == ["met", "0.50"],
+          "CPU 5 s/GiB against TCP's 10: met at 0.50", str(t))
+    check(t.get("latency", [""])[:2] == ["met", "0.83"],
+          "latency 100 against the bound 120 (0.8 times TCP): met",
+          str(t))
+    check(t.get("many QPs", [""])[:2] == ["met", "0.90"],
+          "1000 QPs at 0.90 of one: met", str(t))
+
+    # None met: sroce slower than needed, dearer than TCP, 1000 QPs at 0.7.
+    out = report(figures(sroce=60, s_cpu=12, lat=(130, 250, 150, 90),
+                         qps=(50, 35)))
+    t = target_rows(out)
+    rows = [r for r in out.splitlines() if r.startswith("| bandwidth")]
+    check(len(rows) == 2 and all("| not met |" in r for r in rows),
+          "bandwidth 2.00 times rxe and 1.00 times TCP: not met",
+          "\n".join(rows))
+    check(t.get("CPU per GiB", [""])[0] == "not met",
+          "CPU 12 s/GiB against TCP's 10: not met", str(t))
+    check(t.get("latency", [""])[:2] == ["not met", "1.08"],
+          "latency 130 against the bound 120: not met at 1.08", str(t))
+    check(t.get("many QPs", [""])[:2] == ["not met", "0.70"],
+          "1000 QPs at 0.70 of one: not met", str(t))
+
+    # The echo floor above the other bounds sets the latency target:
+    # 1.2 * 150 = 180 against min(0.5 * 250, 0.8 * 150) = 120.
+    t = target_rows(report(figures(lat=(170, 250, 150, 150))))
+    check(t.get("latency", [""])[:3] == ["met", "0.94", "sroce/floor 1.13"],
+          "latency 170 within 1.2 times an echo floor of 150: met", str(t))
+
+    # A link whose floor is below the target against TCP: "beyond the
+    # link" in every test (6 of 6: three programs, two sizes).
+    out = report(figures(tcp=100, link=120))
+    rows = [r for r in out.splitlines()
+            if r.startswith("| bandwidth") and "TCP" in r]
+    check(len(rows) == 1 and "beyond the link in 6 of 6" in rows[0],
+          "a link floor of 1.2 times TCP puts 1.5 times beyond the link",
+          "\n".join(rows))
+
+    # More QPs moving more than 20% above one QP is not flat either.
+    t = target_rows(report(figures(qps=(50, 65))))
+    check(t.get("many QPs", [""])[:2] == ["not met", "1.30"],
+          "1000 QPs at 1.30 of one: not within 20%", str(t))
+
+    print("%d passed, %d failed" % tuple(N))
+    return 1 if N[1] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
