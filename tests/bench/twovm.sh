@@ -200,7 +200,7 @@ pair() {
 		put "pair$_pair_n.cpu" "$(cpu_delta "$c0" "$c1")"
 		put "pair$_pair_n.rc" "$rc"
 		pair_count "$rc"
-		[ $rc = 0 ] || { echo "server failed ($rc): ${srv[*]}"; cat "$out"; } >&2
+		[ $rc = 0 ] || { echo "server failed ($rc): ${srv[*]}"; cat "$out"; link_state; } >&2
 		rm -f "$out"
 		return 0
 	fi
@@ -228,8 +228,27 @@ pair() {
 	if [ $rc != 0 ] || [ "$srv_rc" != 0 ]; then
 		echo "# failed: ${cli[*]} (client $rc, server $srv_rc)"
 		echo "$PAIR_OUT" | tail -n 5 | sed 's/^/#   /'
+		link_state >&2
 		return 1
 	fi
+}
+
+# link_state: after a failed run, what the NIC and its queue hold, once
+# per stack (BENCH_STEP): a link that stopped carrying frames shows there
+# (a stopped transmit queue, a qdisc backlog, an unanswered neighbour).
+link_state() {
+	[ "${_link_state_step:-}" != "$BENCH_STEP" ] || return 0
+	_link_state_step=$BENCH_STEP
+	echo "# link state of VM $ROLE after a failed run:"
+	{
+		ip -s link show dev eth0
+		ethtool -S eth0 | grep -v ': 0$'
+		tc -s qdisc show dev eth0
+		ip neigh show dev eth0
+		grep -E 'virtio|CPU' /proc/interrupts
+		cat /proc/net/softnet_stat
+		dmesg | grep -iE 'eth0|virtio|watchdog|timed out' | tail -n 5
+	} 2>&1 | sed 's/^/#   /'
 }
 
 # pair_count RC: count a server's exit status towards BENCH_GIVE_UP.
