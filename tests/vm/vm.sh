@@ -384,7 +384,7 @@ vm_start() {
 	# slower, a 1 MiB ibv_rc_pingpong took twice as long); with LA57 the
 	# guest pages with five levels, and every miss of TCG's software TLB
 	# walks them all (fork and exec were 2.8 times slower).
-	nice -n "${VM_NICE:-0}" "$SROCE_QEMU" -accel tcg -machine pc -cpu "${SROCE_QEMU_CPU:-max,-erms,-fsrm,-la57}" -smp "${VM_SMP:-1}" -m "$VM_MEM" \
+	${VM_QEMU_WRAP[@]+"${VM_QEMU_WRAP[@]}"} nice -n "${VM_NICE:-0}" "$SROCE_QEMU" -accel tcg -machine pc -cpu "${SROCE_QEMU_CPU:-max,-erms,-fsrm,-la57}" -smp "${VM_SMP:-1}" -m "$VM_MEM" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$VM_IMAGE" -initrd "$VM_INITRD" -append "$cmdline" \
 		-serial "file:$bootdir/console-$role.log" \
@@ -403,6 +403,7 @@ vm_start_topo() {
 	netns)
 		# A NIC whose link has no peer: a hub with no other port. QEMU
 		# never completes its transmissions, as a dead link's NIC may.
+		# shellcheck disable=SC2054 # QEMU's option syntax: commas
 		VM_QEMU_EXTRA=(-netdev hubport,id=n0,hubid=0
 			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_lone")
 		vm_start "$bootdir" "$topo" a
@@ -413,6 +414,21 @@ vm_start_topo() {
 		# VM's transmit queue for good under load (rdma_rxe's
 		# ib_send_bw stalled it within minutes; performance.rst).
 		# A unix socket path must stay short (108 bytes).
+		#
+		# A datagram socket takes as many frames as its network
+		# namespace's net.unix.max_dgram_qlen allows before its sender
+		# gets EAGAIN: 10 by default, which holds the link to about
+		# half the frames a second of the stream link. VM_LINK_QLEN=N
+		# runs each QEMU in a network namespace of its own (it has no
+		# other use for one) with that limit at N; not by default: with
+		# 1024, interop_rxe hung in its first run (performance.rst).
+		VM_QEMU_WRAP=()
+		if [ -n "${VM_LINK_QLEN:-}" ]; then
+			# shellcheck disable=SC2016 # expanded by sh -c, not here
+			VM_QEMU_WRAP=(unshare --net sh -c
+				'sysctl -qw net.unix.max_dgram_qlen="$0" && exec "$@"'
+				"$VM_LINK_QLEN")
+		fi
 		sock=$(mktemp -u /var/tmp/sroce-vm-link.XXXXXX)
 		VM_QEMU_EXTRA=(-netdev "dgram,id=n0,local.type=unix,local.path=$sock.a,remote.type=unix,remote.path=$sock.b"
 			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_a")
@@ -420,6 +436,7 @@ vm_start_topo() {
 		VM_QEMU_EXTRA=(-netdev "dgram,id=n0,local.type=unix,local.path=$sock.b,remote.type=unix,remote.path=$sock.a"
 			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_b")
 		vm_start "$bootdir" "$topo" b
+		VM_QEMU_WRAP=()
 		VM_SOCK=$sock
 		;;
 	*)
