@@ -220,7 +220,8 @@ def scaling(path):
 
 
 # What the fast path is measured against (Documentation/performance.rst,
-# "Targets"): bandwidth at these sizes, latency at the smallest size.
+# "Against the targets"): bandwidth at these sizes, latency at the
+# smallest size.
 TARGET_SIZES = ("65536", "1048576")
 BW_TARGET = {"rxe": 3.0, "tcp": 1.5}
 LAT_TARGET = {"rxe": 0.5, "tcp": 0.8}
