@@ -511,8 +511,8 @@ print("%.2f %.2f %.2f %d" % (r["bits_per_second"] / 8 / 1048576,
 # stacks' frames some minutes later (every run of every stack after that
 # point failed); the third, and a run without it, passed. Those runs were
 # on QEMU's stream netdev, which stalls under load without pktgen too
-# (performance.rst, "The link between the guests"); on the dgram link two
-# full runs of three with the floor lost the link in the same way.
+# (performance.rst, "The link between the guests"); on the dgram link both
+# full runs with the floor lost the link in the same way.
 link_floor() {
 	local len frames pg=/proc/net/pktgen rx0 rx1 got usec mac res step
 	len=$(roce_payload "$BENCH_MTU")
