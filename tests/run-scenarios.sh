@@ -235,6 +235,10 @@ run_boot() {
 	# reads it.
 	# shellcheck disable=SC2034
 	VM_SMP=${s_vcpus[${list[0]}]:-1}
+	# A boot directory left by an earlier run into the same --out would
+	# hand this one its rendezvous files (a barrier passed before the
+	# peer came) and its results.
+	rm -rf "$bootdir"
 	mkdir -p "$bootdir/sync"
 	# Settings for the scenarios, "NAME=VALUE" words (e.g. the soak's
 	# length); the guest exports them.

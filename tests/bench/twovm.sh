@@ -295,10 +295,25 @@ timeouts() {
 		awk '{ for (i = 1; i < NF; i++) if ($i == "retransmit_timeouts") print $(i + 1) }'
 }
 
+# counters DEV: an sroce device's counters, one "NAME VALUE" a line.
+counters() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		awk '{ for (i = 4; i < NF; i += 2) print $i, $(i + 1) }'
+}
+
+# counters_moved BEFORE AFTER: the counters that changed, "NAME +DELTA"
+# on one line, for the guest's output (cmd.out): what each run cost in
+# packets, ACKs, retransmissions and drops.
+counters_moved() {
+	awk 'NR == FNR { v[$1] = $2; next }
+	     $2 != v[$1] { printf "%s%s +%d", sep, $1, $2 - v[$1]; sep = " " }
+	     END { print "" }' <(echo "$1") <(echo "$2")
+}
+
 # perftest_bw STACK DEV TEST SIZE QPS: one bandwidth run; X is the size,
 # or the QP count when QPS is above one or TEST is ib_write_bw_qps.
 perftest_bw() {
-	local stack=$1 dev=$2 t=$3 size=$4 qps=$5 name=$3 x=$4 n val rto0 rto1
+	local stack=$1 dev=$2 t=$3 size=$4 qps=$5 name=$3 x=$4 n val rto0 rto1 c0 rc
 	if [ "$qps" -gt 0 ]; then
 		name=${t}_qps x=$qps
 		n=$(clamp $((BENCH_QPS_BYTES / size / qps)) 10 10000)
@@ -312,8 +327,13 @@ perftest_bw() {
 	[ "$n" -gt 100 ] && n=$((n - n % 100))
 	port=$((port + 1))
 	[ "$ROLE" = a ] && rto0=$(timeouts "$dev")
-	if pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" -- \
-		"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" "$NET4_B"; then
+	c0=$(counters "$dev")
+	pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" -- \
+		"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" -q "$qps" "$NET4_B"
+	rc=$?
+	[ -n "$c0" ] &&
+		echo "# counters of VM $ROLE over $name $x: $(counters_moved "$c0" "$(counters "$dev")")" >&2
+	if [ $rc = 0 ]; then
 		[ "$ROLE" = a ] || return 0
 		# #bytes #iterations BW_peak BW_average MsgRate
 		val=$(awk -v s="$size" '$1 == s && NF >= 5 { v = $4 } END { print v }' <<<"$PAIR_OUT")

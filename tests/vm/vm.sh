@@ -56,6 +56,8 @@ VM_MAC_a=52:54:00:12:34:01
 VM_MAC_b=52:54:00:12:34:02
 # The netns guest's NIC with no peer (see vm_start_topo).
 VM_MAC_lone=52:54:00:12:34:09
+# The fd on which each twovm QEMU finds its end of the link.
+VM_LINK_FD=100
 
 # Modules the initramfs needs to reach the 9p root; each one that is built
 # into the kernel is skipped, dependencies come from modules.dep.
@@ -409,31 +411,28 @@ vm_start_topo() {
 		vm_start "$bootdir" "$topo" a
 		;;
 	twovm)
-		# One unix datagram socket per VM, each sending to the other's:
-		# one frame per datagram. QEMU 7.2's stream netdev stopped a
-		# VM's transmit queue for good under load (rdma_rxe's
-		# ib_send_bw stalled it within minutes; performance.rst).
-		# A unix socket path must stay short (108 bytes).
-		#
-		# A datagram socket takes as many frames as its network
-		# namespace's net.unix.max_dgram_qlen allows before its sender
-		# gets EAGAIN: 10 by default, which holds the link to about
-		# half the frames a second of the stream link. VM_LINK_QLEN=N
-		# runs each QEMU in a network namespace of its own (it has no
-		# other use for one) with that limit at N; not by default: with
-		# 1024, interop_rxe hung in its first run (performance.rst).
-		VM_QEMU_WRAP=()
-		if [ -n "${VM_LINK_QLEN:-}" ]; then
-			# shellcheck disable=SC2016 # expanded by sh -c, not here
-			VM_QEMU_WRAP=(unshare --net sh -c
-				'sysctl -qw net.unix.max_dgram_qlen="$0" && exec "$@"'
-				"$VM_LINK_QLEN")
-		fi
+		# One unix datagram socket per VM, the two connected to each
+		# other (tests/vm/linkend.py opens them): one frame per
+		# datagram, and as many frames in flight as the sender's socket
+		# buffer holds (VM_LINK_SNDBUF, 512 KiB: 456 frames of 1514
+		# bytes, 125 of 4214); a sender waits for room, so no frame is
+		# lost. QEMU 7.2's stream netdev stopped a VM's transmit queue
+		# for good under load (rdma_rxe's ib_send_bw stalled it within
+		# minutes; performance.rst); sockets that only send to each
+		# other's address hold ten frames (net.unix.max_dgram_qlen),
+		# which halved every stack's rate. A unix socket path must stay
+		# short (108 bytes).
 		sock=$(mktemp -u /var/tmp/sroce-vm-link.XXXXXX)
-		VM_QEMU_EXTRA=(-netdev "dgram,id=n0,local.type=unix,local.path=$sock.a,remote.type=unix,remote.path=$sock.b"
+		VM_QEMU_WRAP=(python3 "$SROCE_VM_DIR/linkend.py" --bind "$sock.a"
+			--peer "$sock.b" --fd "$VM_LINK_FD"
+			--sndbuf "${VM_LINK_SNDBUF:-524288}" --)
+		VM_QEMU_EXTRA=(-netdev "dgram,id=n0,local.type=fd,local.str=$VM_LINK_FD"
 			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_a")
 		vm_start "$bootdir" "$topo" a
-		VM_QEMU_EXTRA=(-netdev "dgram,id=n0,local.type=unix,local.path=$sock.b,remote.type=unix,remote.path=$sock.a"
+		VM_QEMU_WRAP=(python3 "$SROCE_VM_DIR/linkend.py" --bind "$sock.b"
+			--peer "$sock.a" --fd "$VM_LINK_FD"
+			--sndbuf "${VM_LINK_SNDBUF:-524288}" --)
+		VM_QEMU_EXTRA=(-netdev "dgram,id=n0,local.type=fd,local.str=$VM_LINK_FD"
 			-device "virtio-net-pci,netdev=n0,mac=$VM_MAC_b")
 		vm_start "$bootdir" "$topo" b
 		VM_QEMU_WRAP=()
