@@ -298,7 +298,7 @@ timeouts() {
 # counters DEV: an sroce device's counters, one "NAME VALUE" a line.
 counters() {
 	rdma statistic show link "$1/1" 2>/dev/null |
-		awk '{ for (i = 4; i < NF; i += 2) print $i, $(i + 1) }'
+		awk '{ for (i = 3; i < NF; i += 2) print $i, $(i + 1) }'
 }
 
 # counters_moved BEFORE AFTER: the counters that changed, "NAME +DELTA"
