@@ -98,13 +98,37 @@ if [[ ! $vcpus =~ ^[2-8]$ ]]; then
 	exit 2
 fi
 
+# nic_watch DIR: while the guests of DIR run, answer each request a guest
+# makes after a failed run (twovm.sh's link_state) with the state of both
+# QEMUs' virtio-net, read over their QMP sockets, in DIR/nicstate.txt.
+nic_watch() {
+	local dir=$1 req
+	declare -A done_req=()
+	while sleep 1; do
+		for req in "$dir"/sync/cmd/val.nicstate.*; do
+			if [ ! -e "$req" ] || [ -n "${done_req[$req]:-}" ]; then
+				continue
+			fi
+			done_req[$req]=1
+			{
+				echo "== ${req##*/val.} at $(date -u +%T)"
+				/usr/bin/python3 "$root/tests/vm/nicstate.py" "$dir"/qmp-[ab].sock
+			} >>"$dir/nicstate.txt" 2>&1
+		done
+	done
+}
+
 # guests DIR VCPUS CMD: one boot of the two VMs; fails when VM a printed
 # nothing.
 guests() {
-	local dir=$1 n=$2 cmd=$3 r=0
+	local dir=$1 n=$2 cmd=$3 r=0 watch
+	nic_watch "$out/$dir" &
+	watch=$!
 	"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --vcpus "$n" \
 		--timeout $((2400 * rounds)) --out "$out/$dir" --cmd "$cmd" \
 		>"$out/$dir.log" 2>&1 || r=$?
+	kill "$watch" 2>/dev/null
+	wait "$watch" 2>/dev/null
 	[ "$r" = 0 ] || rc=$r
 	if [ ! -s "$out/$dir/a/cmd.out" ]; then
 		echo "bench: no output from the guests (exit status $r); see $out/$dir.log" >&2
@@ -143,10 +167,11 @@ kver=$(cat "$out"/{vm,smp}/a/boot.info 2>/dev/null | sed -n 's/^kver: //p' | hea
 	else
 		echo "Two QEMU guests (TCG, one vCPU each) on kernel ${kver:-$kernel}, joined by a"
 	fi
+	echo "virtio-net link over two unix datagram sockets connected to each other."
 	if [ "$rounds" -gt 1 ]; then
-		echo "virtio-net link over a QEMU stream socket. Tree $commit. $rounds rounds: the"
+		echo "Tree $commit. $rounds rounds: the"
 	else
-		echo "virtio-net link over a QEMU stream socket. Tree $commit. One run each: the"
+		echo "Tree $commit. One run each: the"
 	fi
 	echo "machine is shared and noisy; read the ratios, measured in the same boot,"
 	echo "rather than the absolute figures."

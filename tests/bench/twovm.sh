@@ -249,6 +249,8 @@ link_state() {
 		cat /proc/net/softnet_stat
 		dmesg | grep -iE 'eth0|virtio|watchdog|timed out' | tail -n 5
 	} 2>&1 | sed 's/^/#   /'
+	# The host answers with both QEMUs' view of the NICs (nicstate.txt).
+	put "nicstate.$BENCH_STEP.$ROLE" "$(date -u +%T)" 2>/dev/null
 }
 
 # pair_count RC: count a server's exit status towards BENCH_GIVE_UP.

@@ -13,6 +13,7 @@
 #   BOOTDIR/scenarios        job: lines "NAME TIMEOUT", run in order
 #   BOOTDIR/cmd.sh           job: a command (shell.sh), instead of scenarios
 #   BOOTDIR/console-R.log    serial console of the VM in role R (a or b)
+#   BOOTDIR/qmp-R.sock       its QMP socket (tests/vm/nicstate.py reads it)
 #   BOOTDIR/R/NAME.*         per-scenario results (see guest.sh)
 #   BOOTDIR/sync/            rendezvous files shared by the two VMs
 #
@@ -380,6 +381,10 @@ vm_start() {
 	[ -n "${SROCE_VM_APPEND:-}" ] && cmdline+=" $SROCE_VM_APPEND"
 
 	mkdir -p "$bootdir/$role"
+	# A QMP socket, to read the emulated devices' state from the host
+	# (tests/vm/nicstate.py), where its path fits a unix address.
+	local qmp=() sock=$bootdir/qmp-$role.sock
+	[ ${#sock} -lt 100 ] && qmp=(-qmp "unix:$sock,server=on,wait=off")
 	# Two features of "max" that TCG makes expensive: with ERMS/FSRM the
 	# guest's memcpy, copy_to_user and clear_page use "rep movsb", which
 	# TCG emulates a byte at a time (copies were three to seven times
@@ -390,6 +395,7 @@ vm_start() {
 		-nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$VM_IMAGE" -initrd "$VM_INITRD" -append "$cmdline" \
 		-serial "file:$bootdir/console-$role.log" \
+		${qmp[@]+"${qmp[@]}"} \
 		-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$bootdir,mount_tag=out,security_model=none,multidevs=remap" \
 		"${VM_QEMU_EXTRA[@]}" \
