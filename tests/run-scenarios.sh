@@ -186,6 +186,9 @@ trap 'echo "# interrupted" ; exit 130' INT TERM
 # Results of the last boot, by "ROLE/NAME": host time the begin/end files
 # appeared, and why the VMs were stopped.
 declare -A seen_begin seen_end
+# Scenarios already run again after a lost link (link_retry), by KNAME/NAME.
+declare -A link_retried
+n_link_retries=0
 kill_reason=
 boot_crashed=
 boot_hung=
@@ -480,6 +483,8 @@ report_scenario() {
 			*) problems+=("exit status $rc") ;;
 			esac
 			[ "$cleanup" = ok ] || problems+=("cleanup after the scenario: $cleanup")
+			[ -s "$base.link" ] &&
+				problems+=("after it the link carried nothing:" "$(cat "$base.link")")
 			took=$(($(stat -c %Y "$base.end") - $(stat -c %Y "$base.begin")))
 			note "$prefix took $took s$(cpu_note "$r/$name")"
 			[ "$took" -gt "$longest" ] && longest=$took
@@ -568,7 +573,7 @@ fail_scenario() {
 run_group() {
 	local k=$1 topo=$2 name bootdir started r reboots=0 smp what boot_n=0 boot_id
 	shift 2
-	local -a pending=("$@") rest
+	local -a pending=("$@") rest retry
 
 	smp=${s_vcpus[$1]:-1}
 	what=$topo
@@ -594,7 +599,7 @@ run_group() {
 		grep -h FAILED "$bootdir"/[ab]/boot.info 2>/dev/null | while read -r line; do
 			note "$k: boot $boot_id: $line"
 		done
-		rest=()
+		rest=() retry=()
 		started=0
 		for name in "${pending[@]}"; do
 			local any=0
@@ -603,6 +608,10 @@ run_group() {
 			done
 			if [ $any = 1 ]; then
 				started=1
+				if link_retry "$k" "$name" "$bootdir" "$topo"; then
+					retry+=("$name")
+					continue
+				fi
 				report_scenario "$k" "$name" "$bootdir" "$topo"
 			else
 				rest+=("$name")
@@ -631,8 +640,36 @@ run_group() {
 			done
 			return
 		fi
-		pending=("${rest[@]}")
+		pending=("${retry[@]}" "${rest[@]}")
 	done
+}
+
+# link_retry KNAME NAME BOOTDIR TOPO: true when the scenario is to run once
+# more in a fresh boot, its result here set aside: it failed with the link
+# between the VMs gone (a VM wrote NAME.link, tests/vm/guest.sh), its
+# kernel log is clean, and it has not been retried before. The link's
+# stalls are QEMU's (tests/vm/vm.sh); a second loss is reported as a
+# failure, and every retry is counted and named in the output.
+link_retry() {
+	local k=$1 name=$2 bootdir=$3 topo=$4 r lost=
+	[ "$topo" = twovm ] || return 1
+	[ -z "${link_retried[$k/$name]:-}" ] || return 1
+	for r in a b; do
+		[ -s "$bootdir/$r/$name.link" ] && lost+=" $r"
+		[ -f "$bootdir/$r/$name.dmesg" ] &&
+			[ -n "$(vm_splat_grep "$bootdir/$r/$name.dmesg")" ] && return 1
+	done
+	[ -n "$lost" ] || return 1
+	link_retried[$k/$name]=1
+	n_link_retries=$((n_link_retries + 1))
+	note "$k/$name: the link between the VMs stopped carrying frames (seen by VM${lost});" \
+		"its result is set aside and it runs once more in a fresh boot"
+	for r in a b; do
+		[ -f "$bootdir/$r/$name.tap" ] &&
+			grep -E '^not ok' "$bootdir/$r/$name.tap" | head -n 5 | sed "s/^/#   first run, VM $r: /"
+		[ -s "$bootdir/$r/$name.link" ] && sed "s/^/#   VM $r: /" "$bootdir/$r/$name.link"
+	done
+	return 0
 }
 
 # ---------------------------------------------------------------------------
@@ -870,10 +907,10 @@ start_job() {
 		# the single guests, which are only slowed by what the pair uses.
 		[ "${job_topo[n]}" != twovm ] || [ "$VM_NICE" -le -5 ] || VM_NICE=-5
 		group_id=$((n + 1))
-		n_tests=0 n_pass=0 n_fail=0
+		n_tests=0 n_pass=0 n_fail=0 n_link_retries=0
 		# shellcheck disable=SC2086 # names are words
 		run_group "${job_k[n]}" "${job_topo[n]}" ${job_names[n]}
-		echo "$n_pass $n_fail" >"${seg_file[job_seg[n]]}.counts"
+		echo "$n_pass $n_fail $n_link_retries" >"${seg_file[job_seg[n]]}.counts"
 	) >"${seg_file[job_seg[n]]}" &
 	job_pid[n]=$!
 	job_start[n]=$SECONDS
@@ -885,8 +922,9 @@ printed=0
 total_tests=0
 total_pass=0
 total_fail=0
+total_link_retries=0
 print_ready() {
-	local f line p q
+	local f line p q r
 	while [ "$printed" -lt ${#seg_file[@]} ]; do
 		f=${seg_file[printed]}
 		[ -e "$f.counts" ] || return 0
@@ -898,9 +936,10 @@ print_ready() {
 				echo "$line"
 			fi
 		done <"$f"
-		read -r p q <"$f.counts"
+		read -r p q r <"$f.counts"
 		total_pass=$((total_pass + p))
 		total_fail=$((total_fail + q))
+		total_link_retries=$((total_link_retries + ${r:-0}))
 		printed=$((printed + 1))
 	done
 }
@@ -1036,5 +1075,7 @@ est_save
 
 echo "1..$total_tests"
 [ $total_fail -gt 0 ] && note "failures: logs under $out"
+[ $total_link_retries -gt 0 ] &&
+	note "scenarios run again after the link between the VMs stopped: $total_link_retries (see \"set aside\" above)"
 echo "$total_pass passed, $total_fail failed"
 [ $total_fail -eq 0 ]

@@ -233,6 +233,25 @@ start_barrier() {
 	done
 }
 
+# link_alive: VM PEER answers a ping on the twovm link (five tries, after
+# the scenario's cleanup: eth0 keeps the addresses topo_up gave it).
+link_alive() {
+	local i
+	for i in 1 2 3 4 5; do
+		ping -c 1 -W 2 "$PEER_IP4" >/dev/null 2>&1 && return 0
+	done
+	return 1
+}
+
+# link_report: what this VM's side of a dead link shows.
+link_report() {
+	echo "no answer from VM $PEER ($PEER_IP4) to five pings"
+	ip -s link show dev eth0
+	ethtool -S eth0 2>/dev/null | grep -v ': 0$'
+	tc -s qdisc show dev eth0
+	ip neigh show dev eth0
+}
+
 run_scenario() {
 	local name=$1 limit=$2 script=$3 rc problems t0 dmesg_all
 	local base=$RDIR/$name
@@ -272,8 +291,19 @@ run_scenario() {
 		echo "cleanup problems:" >>"$base.log"
 		echo "$problems" >>"$base.log"
 	fi
+	# A failed twovm scenario may have lost the link itself (QEMU's side
+	# of it has stopped for good under load, see tests/vm/vm.sh): then
+	# what the NIC holds goes to NAME.link, and the job stops, since
+	# every later scenario would fail the same way.
+	local lost=0
+	if [ "$TOPO" = twovm ] && { [ "$rc" != 0 ] || grep -q '^not ok' "$base.tap"; } &&
+		! link_alive; then
+		lost=1
+		link_report >"$base.link" 2>&1
+	fi
 	echo "rc=$rc cleanup=${problems:+${problems//$'\n'/; }}${problems:-ok}" >"$base.end"
 	say "$name: done, rc=$rc, $((SECONDS - t0)) s"
+	[ $lost = 0 ] || { say "$name: VM $PEER does not answer on the link; stopping"; return 1; }
 
 	# Keep going only on a kernel that is still clean.
 	[ -z "$problems" ] || return 1
