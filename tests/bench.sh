@@ -99,10 +99,13 @@ if [[ ! $vcpus =~ ^[2-8]$ ]]; then
 fi
 
 # nic_watch DIR: while the guests of DIR run, answer each request a guest
-# makes after a failed run (twovm.sh's link_state) with the state of both
-# QEMUs' virtio-net, read over their QMP sockets, in DIR/nicstate.txt.
+# makes after a failed run (twovm.sh's link_state) with the host's side of
+# the link (vm_link_state: both QEMUs' virtio-net, the two sockets) in
+# DIR/nicstate.txt. Run in the background: a subshell.
 nic_watch() {
 	local dir=$1 req
+	# shellcheck source=vm/vm.sh
+	. "$root/tests/vm/vm.sh"
 	declare -A done_req=()
 	while sleep 1; do
 		for req in "$dir"/sync/cmd/val.nicstate.*; do
@@ -112,7 +115,7 @@ nic_watch() {
 			done_req[$req]=1
 			{
 				echo "== ${req##*/val.} at $(date -u +%T)"
-				/usr/bin/python3 "$root/tests/vm/nicstate.py" "$dir"/qmp-[ab].sock
+				vm_link_state "$dir"
 			} >>"$dir/nicstate.txt" 2>&1
 		done
 	done

@@ -217,6 +217,18 @@ BOOT_REPORT_RE='(BUG:|Kernel panic|general protection fault)'
 # limit NAME: the scenario's timeout in seconds on this kernel.
 limit() { echo $((${s_timeout[$1]:-180} * VM_SLOW)); }
 
+# link_host_state BOOTDIR: for each NAME.link a guest wrote (guest.sh: its
+# peer did not answer on the link), the host's side of the link, read
+# while both QEMUs still run, into NAME.link.host; the guest waits for it.
+link_host_state() {
+	local f
+	for f in "$1"/[ab]/*.link; do
+		{ [ -e "$f" ] && [ ! -e "$f.host" ]; } || continue
+		vm_link_state "$1" >"$f.host.tmp" 2>&1
+		mv "$f.host.tmp" "$f.host"
+	done
+}
+
 # run_boot BOOTDIR TOPO NAME...: boot the topology's VMs and run the
 # scenarios; returns when every VM has exited or was killed.
 run_boot() {
@@ -313,6 +325,7 @@ run_boot() {
 		sleep 0.5
 		now=$SECONDS
 		vm_cpu_sample "${roles[@]}"
+		[ "$topo" = twovm ] && link_host_state "$bootdir"
 		for r in "${roles[@]}"; do
 			if [ -z "${ready[$r]:-}" ] && [ -e "$bootdir/$r/ready" ]; then
 				ready[$r]=1
@@ -484,7 +497,8 @@ report_scenario() {
 			esac
 			[ "$cleanup" = ok ] || problems+=("cleanup after the scenario: $cleanup")
 			[ -s "$base.link" ] &&
-				problems+=("after it the link carried nothing:" "$(cat "$base.link")")
+				problems+=("after it the link carried nothing:" "$(cat "$base.link")"
+					"the host's side of the link then:" "$(cat "$base.link.host" 2>/dev/null)")
 			took=$(($(stat -c %Y "$base.end") - $(stat -c %Y "$base.begin")))
 			note "$prefix took $took s$(cpu_note "$r/$name")"
 			[ "$took" -gt "$longest" ] && longest=$took
@@ -646,8 +660,9 @@ run_group() {
 
 # link_retry KNAME NAME BOOTDIR TOPO: true when the scenario is to run once
 # more in a fresh boot, its result here set aside: it failed with the link
-# between the VMs gone (a VM wrote NAME.link, tests/vm/guest.sh), its
-# kernel log is clean, and it has not been retried before. The link's
+# between the VMs gone (a VM wrote NAME.link, tests/vm/guest.sh), both
+# VMs finished it with a clean kernel log, and it has not been retried
+# before. The link's
 # stalls are QEMU's (tests/vm/vm.sh); a second loss is reported as a
 # failure, and every retry is counted and named in the output.
 link_retry() {
@@ -656,8 +671,10 @@ link_retry() {
 	[ -z "${link_retried[$k/$name]:-}" ] || return 1
 	for r in a b; do
 		[ -s "$bootdir/$r/$name.link" ] && lost+=" $r"
-		[ -f "$bootdir/$r/$name.dmesg" ] &&
-			[ -n "$(vm_splat_grep "$bootdir/$r/$name.dmesg")" ] && return 1
+		# Both VMs finished it (a VM that died is no lost link) with a
+		# clean kernel log.
+		[ -e "$bootdir/$r/$name.end" ] || return 1
+		[ -n "$(vm_splat_grep "$bootdir/$r/$name.dmesg")" ] && return 1
 	done
 	[ -n "$lost" ] || return 1
 	link_retried[$k/$name]=1
@@ -668,6 +685,8 @@ link_retry() {
 		[ -f "$bootdir/$r/$name.tap" ] &&
 			grep -E '^not ok' "$bootdir/$r/$name.tap" | head -n 5 | sed "s/^/#   first run, VM $r: /"
 		[ -s "$bootdir/$r/$name.link" ] && sed "s/^/#   VM $r: /" "$bootdir/$r/$name.link"
+		[ -s "$bootdir/$r/$name.link.host" ] &&
+			sed "s/^/#   host, after VM $r's report: /" "$bootdir/$r/$name.link.host"
 	done
 	return 0
 }

@@ -15,6 +15,8 @@
 #   NAME.log       its stderr, and the harness's own notes
 #   NAME.dmesg     kernel log from before its setup to after its cleanup
 #   NAME.kmemleak  kmemleak report (srocevm.kmemleak=each); empty when clean
+#   NAME.link      twovm: after a failure, the peer did not answer on the
+#                  link; this NIC's state (the host adds NAME.link.host)
 #   NAME.end       "rc=N cleanup=ok|PROBLEMS", written last
 # The job stops early, leaving the rest to a fresh boot, once the kernel
 # is no longer trustworthy: a splat, a leak or a failed cleanup.
@@ -300,6 +302,8 @@ run_scenario() {
 		! link_alive; then
 		lost=1
 		link_report >"$base.link" 2>&1
+		# The host reads its side of the link while QEMU still runs.
+		SROCE_SLOW=1 wait_until 30 test -e "$base.link.host"
 	fi
 	echo "rc=$rc cleanup=${problems:+${problems//$'\n'/; }}${problems:-ok}" >"$base.end"
 	say "$name: done, rc=$rc, $((SECONDS - t0)) s"

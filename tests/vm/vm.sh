@@ -14,6 +14,7 @@
 #   BOOTDIR/cmd.sh           job: a command (shell.sh), instead of scenarios
 #   BOOTDIR/console-R.log    serial console of the VM in role R (a or b)
 #   BOOTDIR/qmp-R.sock       its QMP socket (tests/vm/nicstate.py reads it)
+#   BOOTDIR/link.sock        twovm: the paths of the link's two sockets
 #   BOOTDIR/R/NAME.*         per-scenario results (see guest.sh)
 #   BOOTDIR/sync/            rendezvous files shared by the two VMs
 #
@@ -36,6 +37,7 @@
 #   vm_start_topo BOOTDIR TOPO
 #                           starts the VMs of a topology (netns: a;
 #                           twovm: a and b joined by one virtio-net link)
+#   vm_link_state BOOTDIR   prints both QEMUs' side of a twovm link
 #   vm_alive                true while any started VM runs
 #   vm_kill                 kills every VM this shell started
 #   vm_splat_grep FILE...   prints the lines that show a kernel splat
@@ -446,12 +448,23 @@ vm_start_topo() {
 		vm_start "$bootdir" "$topo" b
 		VM_QEMU_WRAP=()
 		VM_SOCK=$sock
+		echo "$sock.a $sock.b" >"$bootdir/link.sock"
 		;;
 	*)
 		vm_die "unknown topology '$topo'"
 		return
 		;;
 	esac
+}
+
+# vm_link_state BOOTDIR: the host's side of a twovm link: both QEMUs'
+# virtio-net queues (nicstate.py, over their QMP sockets) and both link
+# sockets (ss: Send-Q is what the sender has queued at its peer, unread).
+vm_link_state() {
+	local bootdir=$1 a b
+	python3 "$SROCE_VM_DIR/nicstate.py" "$bootdir"/qmp-[ab].sock 2>&1 || true
+	{ read -r a b <"$bootdir/link.sock"; } 2>/dev/null || return 0
+	ss -x -a -m src "$a" or src "$b" 2>&1 || true
 }
 
 vm_alive() {
