@@ -4,17 +4,17 @@
 # "make bench": sroce against the kernel's rdma_rxe and against TCP on the
 # same link, in one boot of the two-VM topology (tests/bench/twovm.sh runs
 # in the guests), at each netdev MTU: perftest bandwidth (ib_write_bw,
-# ib_send_bw, ib_read_bw) and latency (ib_write_lat, ib_send_lat, with
-# their 99th and 99.9th percentiles) from 64 B to 1 MiB, ib_write_bw with
-# 1 to 1000 QPs, over sroce, then over rdma_rxe, then iperf3 and qperf over
-# TCP, with the guests' kernel CPU time per GiB moved. Before the stacks,
-# at each MTU, the link's floors: back-to-back ICMP echoes (latency) and
-# one UDP stream of datagrams the size of a full RoCE packet's payload
-# (packet rate). A benchmark, not a test: nothing is judged. The tables,
-# with the ratios sroce/rxe, sroce/TCP and sroce to the floors (and
-# sroce/sroce1 when sroce1 ran), go to out/bench/DATE/results.md and to
-# stdout; bench.png beside them plots bandwidth and latency against the
-# message size.
+# ib_send_bw, ib_send_bw -e, ib_read_bw) and latency (ib_write_lat,
+# ib_send_lat, with their 99th and 99.9th percentiles) from 64 B to 1 MiB,
+# ib_write_bw with 1 to 1000 QPs, over sroce, then over rdma_rxe, then
+# iperf3 and qperf over TCP, with the guests' kernel CPU time per GiB
+# moved. Before the stacks, at each MTU, the link's floors: back-to-back
+# ICMP echoes (latency) and one UDP stream of datagrams the size of a
+# full RoCE packet's payload (packet rate). A benchmark, not a test:
+# nothing is judged. The tables, with the ratios sroce/rxe, sroce/TCP
+# and sroce to the floors (and sroce/sroce1 when sroce1 ran), go to
+# out/bench/DATE/results.md and to stdout; bench.png beside them plots
+# bandwidth and latency against the message size.
 # Documentation/performance.rst explains how to read them.
 #
 #   SROCE_BENCH_KERNEL   kernel to boot (default 6.1; see scripts/kernels.sh)
@@ -33,7 +33,8 @@
 #                        the frame rate from pktgen, is opt-in: see
 #                        Documentation/performance.rst)
 #   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs ("none"
-#                        skips them, as for the others)
+#                        skips them, as for the others); ib_send_bw_event
+#                        is ib_send_bw -e, sleeping on completion events
 #   SROCE_BENCH_RUN_TIMEOUT  seconds before a hung run is killed (default 60)
 #   SROCE_BENCH_GIVE_UP  after this many runs of one stack in a row whose
 #                        server failed, skip its other runs at that MTU

@@ -33,6 +33,14 @@ UDP = ("udp", "iperf3_udp")
 LINK = ("link", "pktgen")
 
 
+EVENT_NOTE = (
+    "ib_send_bw_event: ib_send_bw -e, both sides sleeping on completion "
+    "events instead of polling the CQ, as TCP's iperf3 sleeps in read(). "
+    "The other perftest runs poll, and in a guest with one vCPU the "
+    "receiver's polling takes CPU time from the softirq that receives "
+    "(Documentation/performance.rst, \"A polling receiver\").")
+
+
 def num(v):
     try:
         x = float(v)
@@ -412,6 +420,9 @@ def main():
               "message size. CPU: kernel seconds (system, irq, softirq) of "
               "both guests per GiB moved, lower is better; perftest's user "
               "time is its polling and is left out.")
+            if any(t.endswith("_event") for t, x in bw):
+                w("")
+                w(EVENT_NOTE)
             if udp_x and not num(udp):
                 w("")
                 w("UDP, one datagram per packet: %s." % show(udp))
