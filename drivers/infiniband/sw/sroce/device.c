@@ -46,7 +46,8 @@ enum ib_mtu sroce_active_mtu(const struct sroce_dev *sdev)
 	return ib_mtu_int_to_enum(room);
 }
 
-enum ib_port_state sroce_port_state(const struct sroce_dev *sdev)
+/* The port's state as the netdev's flags give it now. */
+static enum ib_port_state sroce_port_netdev_state(const struct sroce_dev *sdev)
 {
 	const struct net_device *ndev = sdev->ndev;
 
@@ -54,9 +55,29 @@ enum ib_port_state sroce_port_state(const struct sroce_dev *sdev)
 	       IB_PORT_ACTIVE : IB_PORT_DOWN;
 }
 
+/**
+ * sroce_port_state() - the port state a query reports
+ * @sdev: the device
+ *
+ * The state the last port event announced, so that no query shows a
+ * change that no event reported. A carrier change reaches the netdev
+ * notifier through linkwatch, some time after the netdev's flags change:
+ * read from the flags, a carrier lost and back within that time showed
+ * DOWN to a query while no event was ever sent. Before the first event
+ * (during registration), the state from the flags.
+ *
+ * Return: IB_PORT_ACTIVE or IB_PORT_DOWN.
+ */
+enum ib_port_state sroce_port_state(const struct sroce_dev *sdev)
+{
+	enum ib_port_state state = READ_ONCE(sdev->port_state);
+
+	return state == IB_PORT_NOP ? sroce_port_netdev_state(sdev) : state;
+}
+
 static void sroce_port_event(struct sroce_dev *sdev)
 {
-	enum ib_port_state state = sroce_port_state(sdev);
+	enum ib_port_state state = sroce_port_netdev_state(sdev);
 	struct ib_event ev = {
 		.device = &sdev->ibdev,
 		.element.port_num = 1,
@@ -64,7 +85,7 @@ static void sroce_port_event(struct sroce_dev *sdev)
 
 	if (state == sdev->port_state)
 		return;
-	sdev->port_state = state;
+	WRITE_ONCE(sdev->port_state, state);
 	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
 					     IB_EVENT_PORT_ERR;
 	ib_dispatch_event(&ev);

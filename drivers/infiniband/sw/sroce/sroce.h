@@ -39,7 +39,8 @@ struct sroce_stats;
  * @unregister_wanted: the netdev left before @registered was set
  * @unregister_queued: @unregister_work was queued
  *	(the three flags are under sroce_devices_lock)
- * @port_state: the last port state announced by an IB event; under RTNL
+ * @port_state: the last port state announced by an IB event; written under
+ *	sroce_devices_lock, read by port queries without it
  * @qps: QPs by number, for packet delivery (RCU lookups)
  * @qp_next: next QP number to try
  * @mrs: memory regions by key index (RCU lookups)
