@@ -9,8 +9,10 @@
 # debug kernel, which this does not repeat. Scenarios whose header says
 # "kernels: none" run here only. A scenario whose "full-kernels:" header
 # names a stock kernel that its "kernels:" header leaves out (make check
-# runs it on the other one) runs here on that kernel too. Then, on 6.1,
-# pktfuzz_1m
+# runs it on the other one) runs here on that kernel too. On the debug
+# kernel built from 6.12's source (debug-6.12), with the same checkers:
+# the scenarios make check runs on the 6.1 debug kernel and the two-VM
+# data path beside rdma_rxe (DEBUG612 below). Then, on 6.1, pktfuzz_1m
 # (tests/extra/pktfuzz_1m.sh: the pktfuzz scenario with PKTFUZZ_COUNT
 # packets, 1000000 unless set, the integrity tool and the pingpongs
 # running throughout; about eight minutes) and the soak (tests/extra/soak.sh,
@@ -22,8 +24,8 @@
 #   --out     log directory (default out/check-full-DATE-TIME)
 #   --list    print the scenarios it would run and stop
 #
-# Builds the debug kernel (once, cached; not when the filter leaves no
-# scenario for it), sroce's modules and the tools first.
+# Builds the debug kernels (once each, cached; not when the filter leaves
+# no scenario for one), sroce's modules and the tools first.
 # Ends with one line "N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 
@@ -54,17 +56,23 @@ extra=$("$root/tests/run-scenarios.sh" --kernel debug --list |
 	       n = split(f, w, ","); for (i = 1; i <= n; i++) print w[i], $1 }')
 [ -z "$filter" ] || extra=$(awk -v re="$filter" '$2 ~ re' <<<"$extra")
 extra_kernels=$(awk '{ print $1 }' <<<"$extra" | sort -u)
+# On debug-6.12: what make check runs on the 6.1 debug kernel, then
+# sroce and rdma_rxe between two guests, one after the other in a boot.
+DEBUG612=$'kunit\ndelete\npingpong_netns\npktfuzz\nintegrity\npingpong_twovm\ninterop_rxe\nrxe_pingpong'
+names612=$DEBUG612
+[ -z "$filter" ] || names612=$(grep -E -- "$filter" <<<"$names612")
 soak=0
 [ -z "$filter" ] || grep -qE -- "$filter" <<<soak && soak=1
 fuzz=0
 [ -z "$filter" ] || grep -qE -- "$filter" <<<pktfuzz_1m && fuzz=1
 fuzz_count=${PKTFUZZ_COUNT:-1000000}
-if [ -z "$names" ] && [ -z "$extra" ] && [ $soak = 0 ] && [ $fuzz = 0 ]; then
+if [ -z "$names" ] && [ -z "$names612" ] && [ -z "$extra" ] && [ $soak = 0 ] && [ $fuzz = 0 ]; then
 	echo "# no scenario of check-full matches '$filter'"
 	echo "0 passed, 0 failed"
 	exit 0
 fi
 echo "# on the debug kernel: ${names//$'\n'/ }"
+echo "# on debug-6.12: ${names612//$'\n'/ }"
 for k in $extra_kernels; do
 	echo "# on $k: $(awk -v k="$k" '$1 == k { s = s (s ? " " : "") $2 } END { print s }' <<<"$extra")"
 done
@@ -72,14 +80,19 @@ done
 [ $soak = 0 ] || echo "# on 6.1: soak (${SOAK_MINUTES:-30} minutes)"
 [ $list = 0 ] || exit 0
 
-if [ -n "$names" ]; then
-	dbg=$("$root/tests/kernel/debug-kernel.sh") || { echo "not ok 1 - debug kernel"; echo "0 passed, 1 failed"; exit 1; }
+# debug_modules SERIES: build (or reuse) that debug kernel and sroce's
+# modules for it; on failure, report it and stop.
+debug_modules() {
+	local dbg
+	dbg=$("$root/tests/kernel/debug-kernel.sh" "$1") || { echo "not ok 1 - debug kernel $1"; echo "0 passed, 1 failed"; exit 1; }
 	if ! "$root/scripts/build-kernels.sh" "$(cat "$dbg/kver")=$dbg/build" >&2; then
-		echo "not ok 1 - sroce's modules for the debug kernel"
+		echo "not ok 1 - sroce's modules for the debug kernel $1"
 		echo "0 passed, 1 failed"
 		exit 1
 	fi
-fi
+}
+[ -z "$names" ] || debug_modules 6.1
+[ -z "$names612" ] || debug_modules 6.12
 # run_part NAME ARGS...: one run of the harness, its TAP printed as it
 # comes; adds its counts to passed and failed.
 passed=0
@@ -98,6 +111,8 @@ run_part() {
 
 [ -z "$names" ] || SROCE_ALL_KERNELS=1 run_part "debug kernel" --kernel debug \
 	--filter "^(${names//$'\n'/|})\$" --out "$out/debug"
+[ -z "$names612" ] || SROCE_ALL_KERNELS=1 run_part "debug-6.12 kernel" --kernel debug-6.12 \
+	--filter "^(${names612//$'\n'/|})\$" --out "$out/debug-6.12"
 if [ $soak = 1 ] || [ $fuzz = 1 ] || [ -n "$extra" ]; then
 	if ! make -s -C "$root/tools" >&2 || ! "$root/scripts/build-kernels.sh" >&2; then
 		echo "not ok 1 - the tools and modules for the stock kernels build"

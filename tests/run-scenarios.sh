@@ -4,7 +4,7 @@
 # Run the sroce VM scenarios (tests/scenarios/*.sh) in QEMU guests and
 # report TAP on stdout, ending with one line "N passed, N failed".
 #
-#   tests/run-scenarios.sh --kernel 6.1|6.12|debug[,...] [--filter REGEX]
+#   tests/run-scenarios.sh --kernel 6.1|6.12|debug|debug-6.12[,...] [--filter REGEX]
 #                          [--out DIR] [--dir DIR] [--list]
 #
 #   --kernel  kernels to run on (comma-separated names; see scripts/kernels.sh)

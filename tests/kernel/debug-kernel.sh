@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build, or reuse from the cache, the sroce debug kernel: Debian's 6.1 source
-# with KASAN, lockdep, kmemleak, UBSAN, debug objects and KUnit, configured
-# for the QEMU test guests (tests/kernel/debug.config).
+# (or, with the argument 6.12, Debian's 6.12 source, the "debug-6.12"
+# kernel of the harness) with KASAN, lockdep, kmemleak, UBSAN, debug
+# objects and KUnit, configured for the QEMU test guests
+# (tests/kernel/debug.config, and debug-SERIES.config where one exists).
+#
+#   tests/kernel/debug-kernel.sh [6.1|6.12]
 #
 # Prints exactly one line on stdout, the cache directory, which holds:
 #   vmlinuz                       the bzImage
@@ -14,9 +18,12 @@
 #   build.log                     the full build log
 #
 # The cache key hashes the Debian source package version, the config
-# fragment and this script; a build runs only when the key is new. A build
+# fragments and this script; a build runs only when the key is new. A build
 # happens in a temporary directory renamed into place when complete, so an
 # interrupted build is never mistaken for a finished one.
+#
+# The 6.12 source package is installed here, when missing: only check-full
+# needs it.
 #
 # Environment:
 #   SROCE_CACHE   cache root (default /var/cache/sroce)
@@ -28,23 +35,38 @@ exec 3>&1 1>&2
 
 self=$(readlink -f "${BASH_SOURCE[0]}")
 here=$(dirname "$self")
-fragment=$here/debug.config
-src_pkg=linux-source-6.1
+series=${1:-6.1}
+case $series in
+6.1 | 6.12) ;;
+*) echo "usage: $0 [6.1|6.12]" >&2; exit 2 ;;
+esac
+# The fragment, and what it adds on this series when it has a file.
+fragments=("$here/debug.config")
+[ -f "$here/debug-$series.config" ] && fragments+=("$here/debug-$series.config")
+src_pkg=linux-source-$series
 src_tar=/usr/src/$src_pkg.tar.xz
+# Each series has its cache, pruned apart from the other's.
 cache_root=${SROCE_CACHE:-/var/cache/sroce}/debug-kernel
+[ "$series" = 6.1 ] || cache_root+=-$series
 jobs=${SROCE_JOBS:-2}
 keep=2
 
 log() { echo "debug-kernel: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+if [ ! -r "$src_tar" ] && [ "$series" != 6.1 ] && [ "$(id -u)" -eq 0 ]; then
+	log "installing $src_pkg"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends "$src_pkg" >&2 ||
+		die "apt-get install $src_pkg failed"
+fi
 [ -r "$src_tar" ] || die "$src_tar missing: install $src_pkg (make deps)"
 pkg_version=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null) ||
 	die "$src_pkg is not installed"
 
 key=$({
 	echo "$src_pkg $pkg_version"
-	cat "$fragment"
+	cat "${fragments[@]}"
 	cat "$self"
 } | sha256sum | cut -c1-16)
 final=$cache_root/$key
@@ -112,10 +134,10 @@ verify_config() {
 			grep -qxF "$line" "$tmp/build/.config" || bad+=("$line")
 			;;
 		esac
-	done <"$fragment"
+	done < <(cat "${fragments[@]}")
 
 	[ ${#bad[@]} -eq 0 ] && return 0
-	log "options from $fragment that did not take effect:"
+	log "options from ${fragments[*]} that did not take effect:"
 	for line in "${bad[@]}"; do
 		opt=${line#\# }
 		opt=${opt%%[= ]*}
@@ -176,9 +198,9 @@ mv "$tmp/$src_pkg" "$tmp/source"
 
 mk x86_64_defconfig
 mk kvm_guest.config
-log "merging $fragment"
+log "merging ${fragments[*]}"
 (cd "$tmp/build" && "$tmp/source/scripts/kconfig/merge_config.sh" -m \
-	.config "$fragment") >>"$buildlog" 2>&1 || die "merge_config.sh failed"
+	.config "${fragments[@]}") >>"$buildlog" 2>&1 || die "merge_config.sh failed"
 mk olddefconfig
 verify_config
 

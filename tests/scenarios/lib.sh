@@ -27,7 +27,7 @@
 #   ROLE          a or b (twovm; always a on netns)
 #   TOPO          netns or twovm
 #   KVER          uname -r
-#   SROCE_KNAME   6.1, 6.12 or debug
+#   SROCE_KNAME   6.1, 6.12, debug or debug-6.12
 #   SROCE_SLOW    multiply waiting times by this (5 on the debug kernel)
 #   SROCE_SYNC    directory shared by both VMs for this scenario
 #

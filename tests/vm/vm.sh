@@ -19,7 +19,8 @@
 #   BOOTDIR/sync/            rendezvous files shared by the two VMs
 #
 # Interface:
-#   vm_kernel NAME          NAME is 6.1, 6.12, debug or a KVER with an image
+#   vm_kernel NAME          NAME is 6.1, 6.12, debug (6.1 source), debug-6.12
+#                           or a KVER with an image
 #                           in /boot; sets VM_KNAME VM_KVER VM_IMAGE
 #                           VM_MODROOT VM_MEM VM_SLOW
 #   vm_initramfs            builds or reuses the initramfs; sets VM_INITRD
@@ -82,10 +83,11 @@ vm_kernel() {
 	VM_SLOW=1
 	VM_NICE=0
 	case $name in
-	debug)
-		local script=$SROCE_REPO/tests/kernel/debug-kernel.sh
+	debug | debug-6.12)
+		local script=$SROCE_REPO/tests/kernel/debug-kernel.sh series=6.1
+		[ "$name" = debug ] || series=${name#debug-}
 		[ -x "$script" ] || vm_die "$script missing: no debug kernel" || return
-		dir=$("$script" | tail -n1) || vm_die "$script failed" || return
+		dir=$("$script" "$series" | tail -n1) || vm_die "$script $series failed" || return
 		[ -f "$dir/kver" ] && [ -f "$dir/vmlinuz" ] ||
 			vm_die "debug kernel dir '$dir' lacks kver or vmlinuz" || return
 		VM_KVER=$(cat "$dir/kver")
@@ -105,7 +107,7 @@ vm_kernel() {
 			VM_KVER=$name
 			VM_IMAGE=/boot/vmlinuz-$name
 		else
-			vm_die "unknown kernel '$name' (known: $("$SROCE_REPO/scripts/kernels.sh" | awk '{printf "%s ", $1}')debug)"
+			vm_die "unknown kernel '$name' (known: $("$SROCE_REPO/scripts/kernels.sh" | awk '{printf "%s ", $1}')debug debug-6.12)"
 			return
 		fi
 		;;
@@ -378,7 +380,7 @@ vm_start() {
 	cmdline+=" srocevm.slow=$VM_SLOW srocevm.kmemleak=${SROCE_KMEMLEAK:-boot}"
 	[ -n "$VM_MODROOT" ] && cmdline+=" srocevm.modroot=$VM_MODROOT"
 	[ -n "${VM_MODSTAGE:-}" ] && cmdline+=" srocevm.modstage=$VM_MODSTAGE"
-	[ "$VM_KNAME" = debug ] && cmdline+=" kmemleak=on kasan_multi_shot"
+	[[ $VM_KNAME == debug* ]] && cmdline+=" kmemleak=on kasan_multi_shot"
 	[ $# -gt 0 ] && cmdline+=" $*"
 	[ -n "${SROCE_VM_APPEND:-}" ] && cmdline+=" $SROCE_VM_APPEND"
 
