@@ -12,7 +12,7 @@
 # runs it on the other one) runs here on that kernel too. On the debug
 # kernel built from 6.12's source (debug-6.12), with the same checkers:
 # the scenarios make check runs on the 6.1 debug kernel and the two-VM
-# data path beside rdma_rxe (DEBUG612 below). Then, on 6.1, pktfuzz_1m
+# data path beside rdma_rxe (names612 below). Then, on 6.1, pktfuzz_1m
 # (tests/extra/pktfuzz_1m.sh: the pktfuzz scenario with PKTFUZZ_COUNT
 # packets, 1000000 unless set, the integrity tool and the pingpongs
 # running throughout; about eight minutes) and the soak (tests/extra/soak.sh,
@@ -56,10 +56,13 @@ extra=$("$root/tests/run-scenarios.sh" --kernel debug --list |
 	       n = split(f, w, ","); for (i = 1; i <= n; i++) print w[i], $1 }')
 [ -z "$filter" ] || extra=$(awk -v re="$filter" '$2 ~ re' <<<"$extra")
 extra_kernels=$(awk '{ print $1 }' <<<"$extra" | sort -u)
-# On debug-6.12: what make check runs on the 6.1 debug kernel, then
-# sroce and rdma_rxe between two guests, one after the other in a boot.
-DEBUG612=$'kunit\ndelete\npingpong_netns\npktfuzz\nintegrity\npingpong_twovm\ninterop_rxe\nrxe_pingpong'
-names612=$DEBUG612
+# On debug-6.12: what make check runs on the 6.1 debug kernel (the
+# scenarios the filter above leaves out), then sroce and rdma_rxe between
+# two guests, one after the other in a boot.
+names612=$("$root/tests/run-scenarios.sh" --kernel debug --list |
+	awk '{ k = $0; sub(/.*kernels=/, "", k); sub(/ timeout=.*/, "", k)
+	       if (k == "all" || (" " k " ") ~ / debug /) print $1 }')
+names612+=$'\nintegrity\npingpong_twovm\ninterop_rxe\nrxe_pingpong'
 [ -z "$filter" ] || names612=$(grep -E -- "$filter" <<<"$names612")
 soak=0
 [ -z "$filter" ] || grep -qE -- "$filter" <<<soak && soak=1
