@@ -12,7 +12,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SUITES=(sroce_icrc sroce_hdr sroce_psn sroce_opcode sroce_rto sroce_psn_class
-	sroce_mr_range sroce_segment sroce_rnr sroce_dcqcn sroce_burst)
+	sroce_mr_range sroce_segment sroce_rnr sroce_dcqcn sroce_burst sroce_gro)
 KUNIT_DIR=/sys/kernel/debug/kunit
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 

@@ -17,10 +17,12 @@
 #include <linux/udp.h>
 #include <net/ipv6.h>
 
+#include <sroce/gro.h>
 #include <sroce/wire.h>
 #include "cc.h"
 #include "comp.h"
 #include "finj.h"
+#include "gro.h"
 #include "mcast.h"
 #include "qp.h"
 #include "resp.h"
@@ -302,6 +304,49 @@ drop:
 	kfree_skb(skb);
 }
 
+/* A datagram from the UDP layer: its offsets count from the UDP header. */
+static void sroce_rx_datagram(struct sroce_dev *sdev, struct sk_buff *skb,
+			      bool ipv6)
+{
+	int len = skb_transport_offset(skb);
+
+	if (len > 0)
+		__skb_pull(skb, len);
+	else if (len < 0)
+		__skb_push(skb, -len);
+	sroce_rx_packet(sdev, skb, ipv6);
+}
+
+/*
+ * A chain of packets that the GRO hook (gro.c) built: each packet goes on
+ * alone, in the order they arrived. A chain that is not one of those
+ * (another GSO shape) or that cannot be taken apart is dropped, counted as
+ * one bad packet.
+ */
+static void sroce_rx_chain(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	struct sk_buff *rest, *next;
+	unsigned int count = 1;
+
+	rest = sroce_gro_split(skb);
+	if (IS_ERR(rest)) {
+		sroce_stat_inc(sdev, SROCE_STAT_RX_PACKETS);
+		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_HEADER, SROCE_TRACE_NONE,
+			      SROCE_TRACE_NONE);
+		kfree_skb(skb);
+		return;
+	}
+	for (next = rest; next; next = next->next)
+		count++;
+	sroce_stat_add(sdev, SROCE_STAT_RX_GRO_PACKETS, count);
+	sroce_rx_datagram(sdev, skb, false);
+	for (skb = rest; skb; skb = next) {
+		next = skb->next;
+		skb_mark_not_on_list(skb);
+		sroce_rx_datagram(sdev, skb, false);
+	}
+}
+
 /*
  * The UDP encapsulation hook: every datagram to port 4791 of the namespace.
  * Return 0: the packet is consumed, whatever becomes of it.
@@ -310,20 +355,16 @@ static int sroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 {
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	struct sroce_dev *sdev;
-	int len;
 
 	sdev = sroce_rx_dev(sock_net(sk), skb, ipv6);
 	if (!sdev) {
 		kfree_skb(skb);
 		return 0;
 	}
-	/* From here on, offsets count from the UDP header. */
-	len = skb_transport_offset(skb);
-	if (len > 0)
-		__skb_pull(skb, len);
-	else if (len < 0)
-		__skb_push(skb, -len);
-	sroce_rx_packet(sdev, skb, ipv6);
+	if (skb_is_gso(skb))
+		sroce_rx_chain(sdev, skb);
+	else
+		sroce_rx_datagram(sdev, skb, ipv6);
 	return 0;
 }
 
@@ -424,6 +465,7 @@ static int sroce_sock_create(struct net *net, struct socket **sockp)
 	}
 
 	sroce_sock_mcast_all(sock, port_cfg.family);
+	sroce_gro_setup(&tunnel_cfg);
 	setup_udp_tunnel_sock(net, sock, &tunnel_cfg);
 	*sockp = sock;
 	return 0;
