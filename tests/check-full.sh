@@ -62,7 +62,7 @@ extra_kernels=$(awk '{ print $1 }' <<<"$extra" | sort -u)
 names612=$("$root/tests/run-scenarios.sh" --kernel debug --list |
 	awk '{ k = $0; sub(/.*kernels=/, "", k); sub(/ timeout=.*/, "", k)
 	       if (k == "all" || (" " k " ") ~ / debug /) print $1 }')
-names612+=$'\nintegrity\npingpong_twovm\ninterop_rxe\nrxe_pingpong'
+names612+=$'\nintegrity\ngro\npingpong_twovm\ninterop_rxe\nrxe_pingpong'
 [ -z "$filter" ] || names612=$(grep -E -- "$filter" <<<"$names612")
 soak=0
 [ -z "$filter" ] || grep -qE -- "$filter" <<<soak && soak=1
