@@ -13,12 +13,13 @@
 
 #include <linux/err.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <net/checksum.h>
 #include <net/gro.h>
 
-/* A chain's IPv4 total length and UDP length must hold it. */
+/* A chain's IP length and UDP length must hold it. */
 #define SROCE_GRO_MAX_LEN	65535
 
 /**
@@ -62,31 +63,43 @@ static inline bool sroce_gro_chain(struct sk_buff *p, struct sk_buff *skb)
  *
  * Return: true for a chain sroce_gro_chain() built and the GRO engine
  * completed: a UDP tunnel GSO packet (what udp_gro_complete() makes of a
- * chain a tunnel socket's GRO hook built) of IPv4, with packets on its
- * frag_list.
+ * chain a tunnel socket's GRO hook built), with packets on its frag_list:
+ * of IPv4 without a UDP checksum, or of IPv6 with one.
  */
 static inline bool sroce_gro_is_chain(const struct sk_buff *skb)
 {
-	return skb_is_gso(skb) && skb_has_frag_list(skb) &&
-	       skb_shinfo(skb)->gso_type == SKB_GSO_UDP_TUNNEL &&
-	       skb->protocol == htons(ETH_P_IP);
+	unsigned int type;
+
+	if (!skb_is_gso(skb) || !skb_has_frag_list(skb))
+		return false;
+	type = skb_shinfo(skb)->gso_type;
+	if (skb->protocol == htons(ETH_P_IP))
+		return type == SKB_GSO_UDP_TUNNEL;
+	return skb->protocol == htons(ETH_P_IPV6) &&
+	       type == SKB_GSO_UDP_TUNNEL_CSUM;
 }
 
 /*
- * Give the first packet of a chain the IPv4 total length and UDP length it
- * arrived with, which the GRO engine set to the whole chain's (the ICRC
- * covers both), and the header checksum to match.
+ * Give the first packet of a chain the IP length (IPv4 total length, IPv6
+ * payload length) and UDP length it arrived with, which the GRO engine set
+ * to the whole chain's: the ICRC covers them. An IPv4 header checksum is
+ * made to match. An IPv6 packet's UDP checksum stays as completion wrote
+ * it: GRO checked it on the way in, and the ICRC leaves it out.
  */
 static inline void sroce_gro_restore_lengths(struct sk_buff *skb)
 {
-	struct iphdr *iph = ip_hdr(skb);
-	unsigned int ulen;
+	unsigned int ulen = skb->len + (skb->data - skb_transport_header(skb));
 	__be16 tot_len;
 
-	ulen = skb->len + (skb->data - skb_transport_header(skb));
-	tot_len = htons(ulen + skb_network_header_len(skb));
-	csum_replace2(&iph->check, iph->tot_len, tot_len);
-	iph->tot_len = tot_len;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		struct iphdr *iph = ip_hdr(skb);
+
+		tot_len = htons(ulen + skb_network_header_len(skb));
+		csum_replace2(&iph->check, iph->tot_len, tot_len);
+		iph->tot_len = tot_len;
+	} else {
+		ipv6_hdr(skb)->payload_len = htons(ulen);
+	}
 	udp_hdr(skb)->len = htons(ulen);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sroce_gro: receive chains (include/sroce/gro.h). RoCEv2 packets are built
- * as they arrive from a NIC (data at the IP header, IPv4 IDs in no order),
+ * as they arrive from a NIC (data at the IP header, IPv4 IDs and IPv6 flow
+ * labels in no order),
  * chained by sroce_gro_chain() as the GRO engine calls it, completed as
  * inet_gro_complete() and udp_gro_complete() complete a chain, and handed
  * to sroce_gro_split() as the UDP receive path delivers it. Every packet
@@ -16,6 +17,8 @@
 #include <linux/udp.h>
 #include <net/gro.h>
 #include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
 
 #include <sroce/gro.h>
 #include <sroce/wire.h>
@@ -24,8 +27,19 @@
 
 #define GRO_HEADROOM		(NET_SKB_PAD + ETH_HLEN)
 #define GRO_BTH_LEN		12
-#define GRO_HDRS		(sizeof(struct iphdr) + sizeof(struct udphdr))
 #define GRO_OP_WRITE_MIDDLE	0x07
+
+/* The IP header's length: neither IPv4 options nor IPv6 extensions. */
+static unsigned int gro_l3(bool ipv6)
+{
+	return ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+}
+
+/* IP and UDP headers: what skb_gro_offset() is past at the hook. */
+static unsigned int gro_hdrs(bool ipv6)
+{
+	return gro_l3(ipv6) + sizeof(struct udphdr);
+}
 
 /* A received packet, and a copy of its bytes from the IP header on. */
 struct gro_pkt {
@@ -37,16 +51,19 @@ struct gro_pkt {
 /*
  * Build a RoCEv2 WRITE MIDDLE packet of @payload bytes as a NIC driver
  * hands it to GRO: headers and payload linear, data at the IP header, the
- * header checksum and the ICRC computed, and skb_gro_offset() past its UDP
- * header as udp_gro_receive() leaves it for a tunnel socket's hook.
+ * ICRC computed, for IPv4 the header checksum and no UDP checksum, for IPv6
+ * the UDP checksum, and skb_gro_offset() past the UDP header as
+ * udp_gro_receive() leaves it for a tunnel socket's hook.
  */
 static struct sk_buff *gro_build(struct kunit *test, struct rnd_state *rnd,
-				 unsigned int idx, unsigned int payload)
+				 bool ipv6, unsigned int idx,
+				 unsigned int payload)
 {
-	unsigned int len = GRO_HDRS + GRO_BTH_LEN + payload + SROCE_ICRC_LEN;
+	unsigned int l3 = gro_l3(ipv6);
+	unsigned int len = l3 + sizeof(struct udphdr) + GRO_BTH_LEN + payload +
+			   SROCE_ICRC_LEN;
 	struct sk_buff *skb;
 	struct udphdr *udp;
-	struct iphdr *ip;
 	__le32 *icrc;
 	u8 *p;
 
@@ -54,8 +71,8 @@ static struct sk_buff *gro_build(struct kunit *test, struct rnd_state *rnd,
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	skb_reserve(skb, GRO_HEADROOM);
 	skb_reset_network_header(skb);
-	ip = skb_put(skb, sizeof(*ip));
-	skb_set_transport_header(skb, sizeof(*ip));
+	skb_put(skb, l3);
+	skb_set_transport_header(skb, l3);
 	udp = skb_put(skb, sizeof(*udp));
 	p = skb_put(skb, GRO_BTH_LEN);
 	p[0] = GRO_OP_WRITE_MIDDLE;
@@ -66,39 +83,64 @@ static struct sk_buff *gro_build(struct kunit *test, struct rnd_state *rnd,
 	prandom_bytes_state(rnd, skb_put(skb, payload), payload);
 	icrc = skb_put(skb, SROCE_ICRC_LEN);
 
-	ip->version = 4;
-	ip->ihl = sizeof(*ip) >> 2;
-	ip->tos = 0;
-	ip->tot_len = htons(len);
-	/* A sender's IDs need not count up: each must stay its own. */
-	ip->id = htons(prandom_u32_state(rnd));
-	ip->frag_off = htons(IP_DF);
-	ip->ttl = 64;
-	ip->protocol = IPPROTO_UDP;
-	ip->saddr = htonl(0xc6120001);
-	ip->daddr = htonl(0xc6120002);
-	ip_send_check(ip);
 	udp->source = htons(0xc001);
 	udp->dest = htons(SROCE_UDP_PORT);
-	udp->len = htons(len - sizeof(*ip));
+	udp->len = htons(len - l3);
 	udp->check = 0;
-	*icrc = sroce_icrc_packet(skb->data, false, len - SROCE_ICRC_LEN);
-	skb->protocol = htons(ETH_P_IP);
+	if (ipv6) {
+		struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		ip6_flow_hdr(ip6, 0, htonl(prandom_u32_state(rnd) & 0xfffff));
+		ip6->payload_len = htons(len - l3);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		ip6->saddr = (struct in6_addr){ { { 0x20, 0x01, 0x0d, 0xb8,
+			[15] = 1 } } };
+		ip6->daddr = (struct in6_addr){ { { 0x20, 0x01, 0x0d, 0xb8,
+			[15] = 2 } } };
+		skb->protocol = htons(ETH_P_IPV6);
+	} else {
+		struct iphdr *ip = ip_hdr(skb);
+
+		ip->version = 4;
+		ip->ihl = sizeof(*ip) >> 2;
+		ip->tos = 0;
+		ip->tot_len = htons(len);
+		/* A sender's IDs need not count up: each must stay its own. */
+		ip->id = htons(prandom_u32_state(rnd));
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->saddr = htonl(0xc6120001);
+		ip->daddr = htonl(0xc6120002);
+		ip_send_check(ip);
+		skb->protocol = htons(ETH_P_IP);
+	}
+	*icrc = sroce_icrc_packet(skb->data, ipv6, len - SROCE_ICRC_LEN);
+	if (ipv6) {
+		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		udp->check = csum_ipv6_magic(&ip6->saddr, &ip6->daddr,
+					     len - l3, IPPROTO_UDP,
+					     skb_checksum(skb, l3, len - l3, 0));
+		if (!udp->check)
+			udp->check = CSUM_MANGLED_0;
+	}
 
 	memset(skb->cb, 0, sizeof(skb->cb));
-	NAPI_GRO_CB(skb)->data_offset = GRO_HDRS;
+	NAPI_GRO_CB(skb)->data_offset = l3 + sizeof(struct udphdr);
 	return skb;
 }
 
-static void gro_build_all(struct kunit *test, struct gro_pkt *pkts,
+static void gro_build_all(struct kunit *test, bool ipv6, struct gro_pkt *pkts,
 			  unsigned int n, unsigned int payload)
 {
 	struct rnd_state rnd;
 	unsigned int i;
 
-	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + n + payload);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + n + payload + ipv6);
 	for (i = 0; i < n; i++) {
-		pkts[i].skb = gro_build(test, &rnd, i, payload);
+		pkts[i].skb = gro_build(test, &rnd, ipv6, i, payload);
 		pkts[i].len = pkts[i].skb->len;
 		pkts[i].bytes = kunit_kmalloc(test, pkts[i].len, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, pkts[i].bytes);
@@ -111,52 +153,81 @@ static void gro_hold(struct sk_buff *p)
 {
 	NAPI_GRO_CB(p)->last = p;
 	NAPI_GRO_CB(p)->count = 1;
-	skb_shinfo(p)->gso_size = p->len - GRO_HDRS;
+	skb_shinfo(p)->gso_size = p->len - NAPI_GRO_CB(p)->data_offset;
 }
 
 /*
  * What the kernel does to a chain between the hook and the socket: the
- * lengths and checksum inet_gro_complete() and udp_gro_complete() write,
- * the GSO type of a tunnel socket's chain, and the IP layer's pull of its
- * header.
+ * lengths (and the IPv4 header checksum) inet_gro_complete() or
+ * ipv6_gro_complete() and udp_gro_complete() write, the UDP checksum
+ * udp6_gro_complete() writes, the GSO type of a tunnel socket's chain, and
+ * the IP layer's pull of its header.
  */
 static void gro_complete_and_deliver(struct sk_buff *p)
 {
-	struct iphdr *ip = ip_hdr(p);
-	__be16 tot_len = htons(p->len);
+	bool ipv6 = p->protocol == htons(ETH_P_IPV6);
+	unsigned int l3 = gro_l3(ipv6);
+	struct udphdr *udp = udp_hdr(p);
 
-	csum_replace2(&ip->check, ip->tot_len, tot_len);
-	ip->tot_len = tot_len;
-	udp_hdr(p)->len = htons(p->len - sizeof(*ip));
-	skb_shinfo(p)->gso_type = SKB_GSO_UDP_TUNNEL;
+	if (ipv6) {
+		struct ipv6hdr *ip6 = ipv6_hdr(p);
+
+		ip6->payload_len = htons(p->len - l3);
+		udp->check = ~csum_ipv6_magic(&ip6->saddr, &ip6->daddr,
+					      p->len - l3, IPPROTO_UDP, 0);
+		skb_shinfo(p)->gso_type = SKB_GSO_UDP_TUNNEL_CSUM;
+	} else {
+		struct iphdr *ip = ip_hdr(p);
+		__be16 tot_len = htons(p->len);
+
+		csum_replace2(&ip->check, ip->tot_len, tot_len);
+		ip->tot_len = tot_len;
+		skb_shinfo(p)->gso_type = SKB_GSO_UDP_TUNNEL;
+	}
+	udp->len = htons(p->len - l3);
 	skb_shinfo(p)->gso_segs = NAPI_GRO_CB(p)->count;
-	__skb_pull(p, sizeof(*ip));
+	__skb_pull(p, l3);
 }
 
-/* Check that packet @idx out of a split is the one that went in. */
+/*
+ * Check that packet @idx out of a split is the one that went in: every
+ * byte, but for the first IPv6 packet its UDP checksum, which completion
+ * rewrote for the chain and the split leaves (the ICRC does not cover it).
+ */
 static void gro_check_packet(struct kunit *test, struct sk_buff *skb,
 			     const struct gro_pkt *pkt, unsigned int idx)
 {
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	const u8 *ip = skb_network_header(skb);
-	unsigned int len;
+	unsigned int l3 = gro_l3(ipv6), len, check_at;
 	__le32 icrc;
 
 	KUNIT_EXPECT_FALSE_MSG(test, skb_is_gso(skb), "packet %u", idx);
 	KUNIT_EXPECT_FALSE_MSG(test, skb_has_frag_list(skb), "packet %u", idx);
-	KUNIT_ASSERT_EQ_MSG(test, skb_transport_header(skb) - ip,
-			    (long)sizeof(struct iphdr), "packet %u", idx);
+	KUNIT_ASSERT_EQ_MSG(test, skb_transport_header(skb) - ip, (long)l3,
+			    "packet %u", idx);
 	/* From its UDP header, as sroce_udp_recv() takes a datagram. */
-	len = skb->len + (skb->data - skb_transport_header(skb)) +
-	      sizeof(struct iphdr);
+	len = skb->len + (skb->data - skb_transport_header(skb)) + l3;
 	KUNIT_ASSERT_EQ_MSG(test, len, pkt->len, "packet %u", idx);
 	KUNIT_ASSERT_TRUE_MSG(test, skb_headlen(skb) == skb->len,
 			      "packet %u: linear", idx);
-	SROCE_EXPECT_BYTES(test, ip, pkt->bytes, len, "packet");
-	KUNIT_EXPECT_EQ_MSG(test, (__force u16)ip_fast_csum(ip, 5), 0,
-			    "packet %u: header checksum", idx);
+	check_at = l3 + offsetof(struct udphdr, check);
+	if (ipv6 && idx == 0) {
+		SROCE_EXPECT_BYTES(test, ip, pkt->bytes, check_at,
+				   "packet up to its UDP checksum");
+		SROCE_EXPECT_BYTES(test, ip + check_at + 2,
+				   pkt->bytes + check_at + 2,
+				   len - check_at - 2,
+				   "packet after its UDP checksum");
+	} else {
+		SROCE_EXPECT_BYTES(test, ip, pkt->bytes, len, "packet");
+	}
+	if (!ipv6)
+		KUNIT_EXPECT_EQ_MSG(test, (__force u16)ip_fast_csum(ip, 5), 0,
+				    "packet %u: header checksum", idx);
 	memcpy(&icrc, ip + len - SROCE_ICRC_LEN, sizeof(icrc));
 	KUNIT_EXPECT_EQ_MSG(test, le32_to_cpu(icrc),
-			    le32_to_cpu(sroce_icrc_packet(ip, false,
+			    le32_to_cpu(sroce_icrc_packet(ip, ipv6,
 							  len - SROCE_ICRC_LEN)),
 			    "packet %u: ICRC", idx);
 }
@@ -166,16 +237,17 @@ static void gro_check_packet(struct kunit *test, struct sk_buff *skb,
  * clone it first when @cloned (as a packet capture does), split it, and
  * check every packet and the clone.
  */
-static void gro_round_trip(struct kunit *test, unsigned int n,
+static void gro_round_trip(struct kunit *test, bool ipv6, unsigned int n,
 			   unsigned int payload, bool cloned)
 {
+	unsigned int l3 = gro_l3(ipv6);
 	struct sk_buff *p, *rest, *skb, *next, *clone = NULL;
 	unsigned int i, chain_len;
 	struct gro_pkt *pkts;
 
 	pkts = kunit_kcalloc(test, n, sizeof(*pkts), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pkts);
-	gro_build_all(test, pkts, n, payload);
+	gro_build_all(test, ipv6, pkts, n, payload);
 	p = pkts[0].skb;
 	gro_hold(p);
 	for (i = 1; i < n; i++)
@@ -194,7 +266,7 @@ static void gro_round_trip(struct kunit *test, unsigned int n,
 	rest = sroce_gro_split(p);
 	if (n == 1) {
 		KUNIT_EXPECT_EQ(test, PTR_ERR(rest), -EPROTO);
-		KUNIT_EXPECT_EQ(test, p->len, chain_len - sizeof(struct iphdr));
+		KUNIT_EXPECT_EQ(test, p->len, chain_len - l3);
 		kfree_skb(clone);
 		kfree_skb(p);
 		return;
@@ -212,32 +284,40 @@ static void gro_round_trip(struct kunit *test, unsigned int n,
 	kfree_skb(p);
 	if (clone) {
 		/* The capture's view is the whole chain, untouched. */
-		KUNIT_EXPECT_EQ(test, clone->len,
-				chain_len - sizeof(struct iphdr));
+		KUNIT_EXPECT_EQ(test, clone->len, chain_len - l3);
 		KUNIT_EXPECT_TRUE(test, skb_has_frag_list(clone));
-		KUNIT_EXPECT_EQ(test, ntohs(ip_hdr(clone)->tot_len), chain_len);
+		KUNIT_EXPECT_EQ(test, ntohs(udp_hdr(clone)->len), chain_len - l3);
 		kfree_skb(clone);
 	}
 }
 
 /* Packets of a 1024-byte path MTU, and of 4096. */
-static void gro_split_counts(struct kunit *test)
+static void gro_split_ipv4(struct kunit *test)
 {
-	gro_round_trip(test, 2, 1024, false);
-	gro_round_trip(test, 8, 1024, false);
-	gro_round_trip(test, 60, 1024, false);
-	gro_round_trip(test, 15, 4096, false);
+	gro_round_trip(test, false, 2, 1024, false);
+	gro_round_trip(test, false, 8, 1024, false);
+	gro_round_trip(test, false, 60, 1024, false);
+	gro_round_trip(test, false, 15, 4096, false);
+}
+
+static void gro_split_ipv6(struct kunit *test)
+{
+	gro_round_trip(test, true, 2, 1024, false);
+	gro_round_trip(test, true, 60, 1024, false);
+	gro_round_trip(test, true, 15, 4096, false);
 }
 
 static void gro_split_cloned(struct kunit *test)
 {
-	gro_round_trip(test, 8, 1024, true);
+	gro_round_trip(test, false, 8, 1024, true);
+	gro_round_trip(test, true, 8, 1024, true);
 }
 
 /* A lone packet is no chain: the split leaves it alone. */
 static void gro_split_single(struct kunit *test)
 {
-	gro_round_trip(test, 1, 256, false);
+	gro_round_trip(test, false, 1, 256, false);
+	gro_round_trip(test, true, 1, 256, false);
 }
 
 /* A chain stops short of what a total length can say. */
@@ -249,9 +329,10 @@ static void gro_chain_limit(struct kunit *test)
 
 	pkts = kunit_kcalloc(test, n, sizeof(*pkts), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pkts);
-	gro_build_all(test, pkts, n, 4096);
+	gro_build_all(test, false, pkts, n, 4096);
 	/* Each adds its UDP payload: 12 + 4096 + 4 bytes. */
-	fit = (SROCE_GRO_MAX_LEN - pkts[0].len) / (pkts[0].len - GRO_HDRS) + 1;
+	fit = (SROCE_GRO_MAX_LEN - pkts[0].len) /
+	      (pkts[0].len - gro_hdrs(false)) + 1;
 	p = pkts[0].skb;
 	gro_hold(p);
 	for (i = 1; i < n; i++) {
@@ -272,7 +353,7 @@ static void gro_split_refuses(struct kunit *test)
 	struct gro_pkt pkts[2];
 	struct sk_buff *p;
 
-	gro_build_all(test, pkts, 2, 512);
+	gro_build_all(test, false, pkts, 2, 512);
 	p = pkts[0].skb;
 	gro_hold(p);
 	KUNIT_ASSERT_TRUE(test, sroce_gro_chain(p, pkts[1].skb));
@@ -280,16 +361,17 @@ static void gro_split_refuses(struct kunit *test)
 	skb_shinfo(p)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 	KUNIT_EXPECT_EQ(test, PTR_ERR(sroce_gro_split(p)), -EPROTO);
 	KUNIT_EXPECT_TRUE(test, skb_has_frag_list(p));
-	skb_shinfo(p)->gso_type = SKB_GSO_UDP_TUNNEL;
-	p->protocol = htons(ETH_P_IPV6);
+	/* The GSO type of the other IP version's chains. */
+	skb_shinfo(p)->gso_type = SKB_GSO_UDP_TUNNEL_CSUM;
 	KUNIT_EXPECT_EQ(test, PTR_ERR(sroce_gro_split(p)), -EPROTO);
-	KUNIT_EXPECT_EQ(test, p->len, pkts[0].len - (unsigned int)sizeof(struct iphdr) +
-			pkts[1].len - (unsigned int)GRO_HDRS);
+	KUNIT_EXPECT_EQ(test, p->len, pkts[0].len - gro_l3(false) +
+			pkts[1].len - gro_hdrs(false));
 	kfree_skb(p);
 }
 
 static struct kunit_case gro_cases[] = {
-	KUNIT_CASE(gro_split_counts),
+	KUNIT_CASE(gro_split_ipv4),
+	KUNIT_CASE(gro_split_ipv6),
 	KUNIT_CASE(gro_split_cloned),
 	KUNIT_CASE(gro_split_single),
 	KUNIT_CASE(gro_chain_limit),

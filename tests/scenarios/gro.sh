@@ -8,7 +8,7 @@
 # VM a runs its RC cases (SEND, WRITE, READ), and every run's data is
 # checked:
 #   chained:  rx_gro on (the default): both sides count packets that came
-#             in chains (rx_gro_packets);
+#             in chains (rx_gro_packets), over IPv4 and then over IPv6;
 #   captured: a packet socket on VM b holds what it captures, unread, while
 #             a session runs: each chain it saw is a clone that shares the
 #             packets sroce takes apart. The data still arrives whole, and
@@ -45,21 +45,21 @@ stat_of() {
 	dp_stats "$1" | awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }'
 }
 
+# drops_of: the sum of sroce0's drop counters, from one reading.
 drops_of() {
-	local n=0 c
-	for c in $DROPS; do
-		n=$((n + $(stat_of sroce0 "$c")))
-	done
-	echo "$n"
+	dp_stats sroce0 | awk -v list="$DROPS" '
+		BEGIN { n = split(list, w); for (i = 1; i <= n; i++) drop[w[i]] = 1 }
+		$1 in drop { s += $2 }
+		END { print s + 0 }'
 }
 
-# session NAME [ARGS...]: the integrity cases between the VMs; each side
-# then shares how many packets it took from chains meanwhile.
+# session NAME GIDX PEER [ARGS...]: the integrity cases between the VMs;
+# each side then shares how many packets it took from chains meanwhile.
 session() {
-	local name=$1 g0
-	shift
+	local name=$1 gidx=$2 peer=$3 g0
+	shift 3
 	g0=$(stat_of sroce0 rx_gro_packets)
-	integrity_session "$name" "$G4" "$NET4_B" --tests "$CASES" "$@"
+	integrity_session "$name" "$gidx" "$peer" --tests "$CASES" "$@"
 	put "$name.gro.$ROLE" $(($(stat_of sroce0 rx_gro_packets) - g0))
 	GRO_A=$(get "$name.gro.a" 120) GRO_B=$(get "$name.gro.b" 120)
 	diag "$name: packets taken from chains: a $GRO_A, b $GRO_B"
@@ -127,12 +127,13 @@ check "rdma link add sroce0 type sroce netdev eth0" \
 	rdma link add sroce0 type sroce netdev eth0 || bail "no sroce0"
 check_wait "sroce0 active" 30 port_is sroce0 PORT_ACTIVE
 G4=$(_integrity_gid sroce0 "$(gid_v4 "$MY_IP4")") || bail "no IPv4 GID"
+G6=$(_integrity_gid sroce0 "$(gid_v6 "$MY_IP6")") || bail "no IPv6 GID"
 INTEGRITY_DEV=sroce0
 expect_eq "rx_gro is on by default" Y "$(cat "$PARAM")"
 expect_match "eth0 does GRO" 'generic-receive-offload: on' \
 	"$(ethtool -k eth0)"
 
-session chained --budget $((2 << 20))
+session chained "$G4" "$NET4_B" --budget $((2 << 20))
 if [ "$ROLE" = a ]; then
 	check "chained: the responder took packets from chains ($GRO_B)" \
 		[ "$GRO_B" -gt 0 ]
@@ -140,8 +141,16 @@ if [ "$ROLE" = a ]; then
 		[ "$GRO_A" -gt 0 ]
 fi
 
+session chained6 "$G6" "$NET6_B" --budget $((1 << 20))
+if [ "$ROLE" = a ]; then
+	check "chained6: the responder took IPv6 packets from chains ($GRO_B)" \
+		[ "$GRO_B" -gt 0 ]
+	check "chained6: the requester took IPv6 responses from chains ($GRO_A)" \
+		[ "$GRO_A" -gt 0 ]
+fi
+
 [ "$ROLE" = a ] || capture_start
-session captured --budget $((1 << 20))
+session captured "$G4" "$NET4_B" --budget $((1 << 20))
 if [ "$ROLE" = b ]; then
 	: >"$tmp/capture.go"
 	wait "$CAPTURE_PID"
@@ -179,7 +188,7 @@ fi
 barrier garbage-done 120
 
 check "rx_gro=N at run time" sh -c "echo N > $PARAM"
-session alone --budget $((1 << 20))
+session alone "$G4" "$NET4_B" --budget $((1 << 20))
 if [ "$ROLE" = a ]; then
 	expect_eq "alone: nothing chained on a" 0 "$GRO_A"
 	expect_eq "alone: nothing chained on b" 0 "$GRO_B"

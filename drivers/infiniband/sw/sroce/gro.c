@@ -18,15 +18,17 @@
  *
  * What is chained:
  *
- * - IPv4 datagrams without a UDP checksum, which RoCEv2 over IPv4 carries;
- *   IPv6 packets, which must carry one, go up alone as before.
+ * - IPv4 datagrams without a UDP checksum, which RoCEv2 over IPv4 carries,
+ *   and IPv6 datagrams with theirs, known good (RoCEv2 over IPv6 must
+ *   carry one); no IPv4 option or IPv6 extension header.
  * - Datagrams to an address of this host, so that a chain is only ever
  *   delivered, never forwarded: the socket lookup that found this hook does
  *   not look at whether the destination is local. Forwarded traffic to port
  *   4791 is not chained. The check is made once per chain, on its first
  *   packet; the others have its addresses.
- * - What the IP layer's GRO let through: a plain header (no options) with a
- *   good checksum, a total length that matches, no fragment. Anything it
+ * - What the IP layer's GRO let through: for IPv4 a good header checksum, a
+ *   total length that matches, no fragment; for IPv6 a payload length that
+ *   matches. Anything it
  *   flushed goes up alone, after the chain of its flow, so that packets of
  *   one flow stay in order.
  *
@@ -36,6 +38,7 @@
 
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <net/addrconf.h>
 #include <net/gro.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
@@ -68,23 +71,41 @@ static bool sroce_gro_local(const struct sk_buff *skb)
 {
 	struct net_device *dev = skb->dev;
 
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return ipv6_chk_addr(dev_net(dev), &ipv6_hdr(skb)->daddr, dev,
+				     0);
 	return inet_addr_type_dev_table(dev_net(dev), dev,
 					ip_hdr(skb)->daddr) == RTN_LOCAL;
 }
 
-/* May @skb be chained at all? Its headers are pulled when it may. */
+/*
+ * May @skb be chained at all? Its headers are pulled when it may. An IPv4
+ * packet must come without a UDP checksum, as RoCEv2 sends it; an IPv6
+ * one with its checksum, which udp_gro_receive() only lets through to the
+ * hook once it is known good, and with no extension header.
+ */
 static bool sroce_gro_takes(struct sk_buff *skb)
 {
 	const struct udphdr *uh;
+	unsigned int nlen;
 
 	if (!READ_ONCE(sroce_rx_gro) || NAPI_GRO_CB(skb)->flush ||
-	    skb->protocol != htons(ETH_P_IP) ||
 	    skb->pkt_type != PACKET_HOST ||
 	    !pskb_may_pull(skb, skb_gro_offset(skb)))
 		return false;
 	uh = udp_hdr(skb);
+	nlen = skb_transport_header(skb) - skb_network_header(skb);
+	if (skb->protocol == htons(ETH_P_IP)) {
+		if (uh->check || nlen != sizeof(struct iphdr))
+			return false;
+	} else if (skb->protocol == htons(ETH_P_IPV6)) {
+		if (!uh->check || nlen != sizeof(struct ipv6hdr))
+			return false;
+	} else {
+		return false;
+	}
 	/* The length UDP's GRO would see: no padding, not empty. */
-	return !uh->check && ntohs(uh->len) > sizeof(*uh) &&
+	return ntohs(uh->len) > sizeof(*uh) &&
 	       ntohs(uh->len) == skb->len - skb_transport_offset(skb);
 }
 
@@ -131,6 +152,15 @@ start:
 static int sroce_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff)
 {
 	skb->encapsulation = 0;
+	/*
+	 * udp6_gro_complete() rewrote the UDP checksum for the whole chain,
+	 * which the data does not match; every packet's own was checked on
+	 * the way in (see sroce_gro_takes()).
+	 */
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		skb->csum_level = 0;
+	}
 	return 0;
 }
 

@@ -327,6 +327,7 @@ static void sroce_rx_chain(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	struct sk_buff *rest, *next;
 	unsigned int count = 1;
+	bool ipv6;
 
 	rest = sroce_gro_split(skb);
 	if (IS_ERR(rest)) {
@@ -339,11 +340,12 @@ static void sroce_rx_chain(struct sroce_dev *sdev, struct sk_buff *skb)
 	for (next = rest; next; next = next->next)
 		count++;
 	sroce_stat_add(sdev, SROCE_STAT_RX_GRO_PACKETS, count);
-	sroce_rx_datagram(sdev, skb, false);
+	ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	sroce_rx_datagram(sdev, skb, ipv6);
 	for (skb = rest; skb; skb = next) {
 		next = skb->next;
 		skb_mark_not_on_list(skb);
-		sroce_rx_datagram(sdev, skb, false);
+		sroce_rx_datagram(sdev, skb, ipv6);
 	}
 }
 
