@@ -24,8 +24,10 @@
  * - Datagrams to an address of this host, so that a chain is only ever
  *   delivered, never forwarded: the socket lookup that found this hook does
  *   not look at whether the destination is local. Forwarded traffic to port
- *   4791 is not chained. The check is made once per chain, on its first
- *   packet; the others have its addresses.
+ *   4791 is not chained. The check is made once per chain, when its second
+ *   packet comes (the others have the same addresses): a packet held alone
+ *   goes up as it came, so a lone packet, which is what a ping-pong sends,
+ *   costs no lookup.
  * - What the IP layer's GRO let through: for IPv4 a good header checksum, a
  *   total length that matches, no fragment; for IPv6 a payload length that
  *   matches. Anything it
@@ -126,17 +128,19 @@ static struct sk_buff *sroce_gro_receive(struct sock *sk,
 		return p;
 	}
 	if (!p)
-		/* Held, to start a chain; passed up at once if not ours. */
-		goto start;
-	if (NAPI_GRO_CB(p)->flush || !sroce_gro_chain(p, skb))
+		/* Held: a chain starts if another packet of its flow follows. */
+		return NULL;
+	if (NAPI_GRO_CB(p)->flush)
 		/* The chain goes up; this packet starts the next. */
 		return p;
-	return NAPI_GRO_CB(p)->count >= SROCE_GRO_MAX_COUNT ? p : NULL;
-
-start:
-	if (!sroce_gro_local(skb))
+	if (NAPI_GRO_CB(p)->count == 1 && !sroce_gro_local(skb)) {
+		/* Not for this host: both go up alone. */
 		NAPI_GRO_CB(skb)->flush = 1;
-	return NULL;
+		return p;
+	}
+	if (!sroce_gro_chain(p, skb))
+		return p;
+	return NAPI_GRO_CB(p)->count >= SROCE_GRO_MAX_COUNT ? p : NULL;
 }
 
 /*
