@@ -108,14 +108,8 @@ static struct sk_buff *burst_build(struct kunit *test, struct rnd_state *rnd,
 		struct ipv6hdr *ip6 = skb_push(skb, sizeof(*ip6));
 
 		skb_reset_network_header(skb);
-		ip6_flow_hdr(ip6, 0x02, htonl(0x5a5a5));
-		ip6->payload_len = htons(skb->len - sizeof(*ip6));
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = 64;
-		ip6->saddr = (struct in6_addr){ { { 0x20, 0x01, 0x0d, 0xb8,
-			[15] = 1 } } };
-		ip6->daddr = (struct in6_addr){ { { 0x20, 0x01, 0x0d, 0xb8,
-			[15] = 2 } } };
+		sroce_kunit_ip6_hdr(ip6, 0x02, 0x5a5a5,
+				    skb->len - sizeof(*ip6));
 		skb->protocol = htons(ETH_P_IPV6);
 	} else {
 		struct iphdr *ip = skb_push(skb, sizeof(*ip));

@@ -88,16 +88,8 @@ static struct sk_buff *gro_build(struct kunit *test, struct rnd_state *rnd,
 	udp->len = htons(len - l3);
 	udp->check = 0;
 	if (ipv6) {
-		struct ipv6hdr *ip6 = ipv6_hdr(skb);
-
-		ip6_flow_hdr(ip6, 0, htonl(prandom_u32_state(rnd) & 0xfffff));
-		ip6->payload_len = htons(len - l3);
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = 64;
-		ip6->saddr = (struct in6_addr){ { { 0x20, 0x01, 0x0d, 0xb8,
-			[15] = 1 } } };
-		ip6->daddr = (struct in6_addr){ { { 0x20, 0x01, 0x0d, 0xb8,
-			[15] = 2 } } };
+		sroce_kunit_ip6_hdr(ipv6_hdr(skb), 0, prandom_u32_state(rnd),
+				    len - l3);
 		skb->protocol = htons(ETH_P_IPV6);
 	} else {
 		struct iphdr *ip = ip_hdr(skb);

@@ -10,6 +10,7 @@
 
 #include <kunit/test.h>
 #include <linux/types.h>
+#include <net/ipv6.h>
 
 /* Seed of every pseudo-random sequence, so that a failure can be replayed. */
 #define SROCE_KUNIT_SEED	0x5a0ce4791ULL
@@ -61,6 +62,23 @@ static inline void sroce_expect_bytes(struct kunit *test, const void *got,
 			return;
 		}
 	}
+}
+
+/*
+ * Fill the IPv6 header of a test packet from 2001:db8::1 to 2001:db8::2
+ * carrying UDP: @tclass, @flowlabel (host order) and @payload_len bytes.
+ */
+static inline void sroce_kunit_ip6_hdr(struct ipv6hdr *ip6, u8 tclass,
+				       u32 flowlabel, unsigned int payload_len)
+{
+	ip6_flow_hdr(ip6, tclass, htonl(flowlabel & 0xfffff));
+	ip6->payload_len = htons(payload_len);
+	ip6->nexthdr = IPPROTO_UDP;
+	ip6->hop_limit = 64;
+	ip6->saddr = (struct in6_addr){ { { 0x20, 0x01, 0x0d, 0xb8,
+		[15] = 1 } } };
+	ip6->daddr = (struct in6_addr){ { { 0x20, 0x01, 0x0d, 0xb8,
+		[15] = 2 } } };
 }
 
 #endif /* _SROCE_KUNIT_H */

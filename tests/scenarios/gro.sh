@@ -133,21 +133,16 @@ expect_eq "rx_gro is on by default" Y "$(cat "$PARAM")"
 expect_match "eth0 does GRO" 'generic-receive-offload: on' \
 	"$(ethtool -k eth0)"
 
-session chained "$G4" "$NET4_B" --budget $((2 << 20))
-if [ "$ROLE" = a ]; then
-	check "chained: the responder took packets from chains ($GRO_B)" \
+for ip in 4 6; do
+	name=chained$ip gidx=$G4 peer=$NET4_B budget=$((2 << 20))
+	[ "$ip" = 4 ] || name=chained6 gidx=$G6 peer=$NET6_B budget=$((1 << 20))
+	session "$name" "$gidx" "$peer" --budget "$budget"
+	[ "$ROLE" = a ] || continue
+	check "$name: the responder took IPv$ip packets from chains ($GRO_B)" \
 		[ "$GRO_B" -gt 0 ]
-	check "chained: the requester took responses from chains ($GRO_A)" \
+	check "$name: the requester took IPv$ip responses from chains ($GRO_A)" \
 		[ "$GRO_A" -gt 0 ]
-fi
-
-session chained6 "$G6" "$NET6_B" --budget $((1 << 20))
-if [ "$ROLE" = a ]; then
-	check "chained6: the responder took IPv6 packets from chains ($GRO_B)" \
-		[ "$GRO_B" -gt 0 ]
-	check "chained6: the requester took IPv6 responses from chains ($GRO_A)" \
-		[ "$GRO_A" -gt 0 ]
-fi
+done
 
 [ "$ROLE" = a ] || capture_start
 session captured "$G4" "$NET4_B" --budget $((1 << 20))
