@@ -56,7 +56,10 @@ MODULE_PARM_DESC(rx_gro,
 /* The most packets one chain holds, as UDP's own GRO allows. */
 #define SROCE_GRO_MAX_COUNT	64
 
-/* The held chain of @skb's flow, if the GRO engine holds one. */
+/*
+ * The held chain of the flow of the packet at hand, if the GRO engine holds
+ * one: the layers below left same_flow set on it alone.
+ */
 static struct sk_buff *sroce_gro_flow(struct list_head *head)
 {
 	struct sk_buff *p;
@@ -68,7 +71,7 @@ static struct sk_buff *sroce_gro_flow(struct list_head *head)
 	return NULL;
 }
 
-/* Is @skb for this host? Only then may a chain start with it. */
+/* Is @skb for this host? Only then may it join a chain. */
 static bool sroce_gro_local(const struct sk_buff *skb)
 {
 	struct net_device *dev = skb->dev;
