@@ -293,6 +293,19 @@ dp_stats() {
 	rdma statistic show link "$1/1" | tr ' ' '\n' | paste - - | awk 'NR > 1 && $2 != 0'
 }
 
+# dp_stat DEV NAME: one of the device's counters.
+dp_stat() {
+	dp_stats "$1" | awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }'
+}
+
+# Every counter of a packet the receiver drops (or answers from saved
+# state) without placing it.
+DP_DROPS="rx_bad_header rx_bad_opcode rx_bad_icrc rx_no_qp rx_bad_qp_state
+rx_bad_qkey rx_duplicate_request rx_out_of_sequence rx_uc_message_dropped
+rx_stale_response rx_backlog_full rx_bad_source rx_bad_pkey
+rx_psn_out_of_window rx_dup_no_match rx_dup_refused rx_uc_malformed
+rx_backlog_discarded"
+
 # dp_perftest PREFIX PROGRAM ARGS...: a perftest pair over the IPv4 GID,
 # reported as "PREFIXPROGRAM ARGS", each pair on a TCP port of its own;
 # perftest fails on any completion error. Iteration counts, never

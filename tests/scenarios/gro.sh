@@ -34,20 +34,11 @@ CASES=rc_send,rc_write,rc_read
 GARBAGE=${GRO_GARBAGE:-2000}
 GARBAGE_PORT=40791
 tmp=$(mktemp -d)
-# Every counter of a packet the receiver drops (pktfuzz.sh has the list).
-DROPS="rx_bad_header rx_bad_opcode rx_bad_icrc rx_no_qp rx_bad_qp_state
-rx_bad_qkey rx_duplicate_request rx_out_of_sequence rx_uc_message_dropped
-rx_stale_response rx_backlog_full rx_bad_source rx_bad_pkey
-rx_psn_out_of_window rx_dup_no_match rx_dup_refused rx_uc_malformed
-rx_backlog_discarded"
 
-stat_of() {
-	dp_stats "$1" | awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }'
-}
 
 # drops_of: the sum of sroce0's drop counters, from one reading.
 drops_of() {
-	dp_stats sroce0 | awk -v list="$DROPS" '
+	dp_stats sroce0 | awk -v list="$DP_DROPS" '
 		BEGIN { n = split(list, w); for (i = 1; i <= n; i++) drop[w[i]] = 1 }
 		$1 in drop { s += $2 }
 		END { print s + 0 }'
@@ -58,16 +49,16 @@ drops_of() {
 session() {
 	local name=$1 gidx=$2 peer=$3 g0
 	shift 3
-	g0=$(stat_of sroce0 rx_gro_packets)
+	g0=$(dp_stat sroce0 rx_gro_packets)
 	integrity_session "$name" "$gidx" "$peer" --tests "$CASES" "$@"
-	put "$name.gro.$ROLE" $(($(stat_of sroce0 rx_gro_packets) - g0))
+	put "$name.gro.$ROLE" $(($(dp_stat sroce0 rx_gro_packets) - g0))
 	GRO_A=$(get "$name.gro.a" 120) GRO_B=$(get "$name.gro.b" 120)
 	diag "$name: packets taken from chains: a $GRO_A, b $GRO_B"
 }
 
 # taken_since P0 N: whether rx_packets rose by N or more from P0.
 taken_since() {
-	[ $(($(stat_of sroce0 rx_packets) - $1)) -ge "$2" ]
+	[ $(($(dp_stat sroce0 rx_packets) - $1)) -ge "$2" ]
 }
 
 # capture_start: a packet socket on eth0 that takes IPv4 packets, keeps
@@ -161,15 +152,15 @@ fi
 
 barrier garbage-ready 120
 if [ "$ROLE" = b ]; then
-	p0=$(stat_of sroce0 rx_packets) d0=$(drops_of)
-	g0=$(stat_of sroce0 rx_gro_packets)
+	p0=$(dp_stat sroce0 rx_packets) d0=$(drops_of)
+	g0=$(dp_stat sroce0 rx_gro_packets)
 	put garbage.start 1
 	get garbage.sent 300 >/dev/null
 	# What is still on its way from the link.
 	wait_until 30 taken_since "$p0" "$GARBAGE"
 	sleep 1
-	p=$(($(stat_of sroce0 rx_packets) - p0)) d=$(($(drops_of) - d0))
-	g=$(($(stat_of sroce0 rx_gro_packets) - g0))
+	p=$(($(dp_stat sroce0 rx_packets) - p0)) d=$(($(drops_of) - d0))
+	g=$(($(dp_stat sroce0 rx_gro_packets) - g0))
 	diag "garbage: $GARBAGE sent, $p taken, $d dropped, $g from chains"
 	expect_eq "garbage: every datagram reached sroce" "$GARBAGE" "$p"
 	expect_eq "garbage: every datagram was counted as a drop" "$GARBAGE" "$d"

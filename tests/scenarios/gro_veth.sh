@@ -26,14 +26,10 @@ PARAM=/sys/module/sroce/parameters/rx_gro
 PORT=18530
 tmp=$(mktemp -d)
 
-stat_of() {
-	dp_stats "$1" | awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }'
-}
-
-gro_of() { stat_of "$1" rx_gro_packets; }
+gro_of() { dp_stat "$1" rx_gro_packets; }
 
 # taken_since P0 N: whether sroce0's rx_packets rose by N or more from P0.
-taken_since() { [ $(($(stat_of sroce0 rx_packets) - $1)) -ge "$2" ]; }
+taken_since() { [ $(($(dp_stat sroce0 rx_packets) - $1)) -ge "$2" ]; }
 
 # tx_of DEV: the packets DEV of h1 sent.
 tx_of() { ip netns exec h1 cat "/sys/class/net/$1/statistics/tx_packets"; }
@@ -120,14 +116,14 @@ check "h1 forwards to 198.18.9.0/24 by fwd0" sh -c "
 	ip -n h1 route add 198.18.9.0/24 dev fwd0 &&
 	ip -n h1 neigh add 198.18.9.9 lladdr 02:00:00:00:00:09 dev fwd0 &&
 	ip -n h2 route add 198.18.9.0/24 via $NET4_A"
-p0=$(stat_of sroce0 rx_packets) g0=$(gro_of sroce0)
+p0=$(dp_stat sroce0 rx_packets) g0=$(gro_of sroce0)
 check "$BATCH datagrams to $NET4_A:4791" \
 	ip netns exec h2 /usr/bin/python3 - "$NET4_A" "$BATCH" <<<"$SENDER"
 wait_until 30 taken_since "$p0" "$BATCH"
-p=$(($(stat_of sroce0 rx_packets) - p0)) g=$(($(gro_of sroce0) - g0))
+p=$(($(dp_stat sroce0 rx_packets) - p0)) g=$(($(gro_of sroce0) - g0))
 expect_eq "to h1: sroce0 took every datagram" "$BATCH" "$p"
 check "to h1: datagrams came in chains ($g)" [ "$g" -gt 0 ]
-t0=$(tx_of fwd0) p0=$(stat_of sroce0 rx_packets) g0=$(gro_of sroce0)
+t0=$(tx_of fwd0) p0=$(dp_stat sroce0 rx_packets) g0=$(gro_of sroce0)
 check "$BATCH datagrams to 198.18.9.9:4791, through h1" \
 	ip netns exec h2 /usr/bin/python3 - 198.18.9.9 "$BATCH" <<<"$SENDER"
 wait_until 30 sent_since "$t0" "$BATCH"
@@ -135,7 +131,7 @@ expect_eq "forwarded: fwd0 sent each datagram alone" "$BATCH" \
 	$(($(tx_of fwd0) - t0))
 expect_eq "forwarded: nothing chained on sroce0" 0 $(($(gro_of sroce0) - g0))
 expect_eq "forwarded: nothing reached sroce0" 0 \
-	$(($(stat_of sroce0 rx_packets) - p0))
+	$(($(dp_stat sroce0 rx_packets) - p0))
 check "netem off" ip netns exec h2 tc qdisc del dev v2 root
 
 check "rx_gro=N at run time" sh -c "echo N > $PARAM"

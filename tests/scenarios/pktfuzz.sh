@@ -34,13 +34,6 @@ THIRD6=2001:db8::3
 PORT=18520
 COUNT=${PKTFUZZ_COUNT:-$((4000 / SROCE_SLOW))}
 SEED=${PKTFUZZ_SEED:-1}
-# Every counter of a packet the receiver drops (or answers from saved
-# state) without placing it.
-DROPS="rx_bad_header rx_bad_opcode rx_bad_icrc rx_no_qp rx_bad_qp_state
-rx_bad_qkey rx_duplicate_request rx_out_of_sequence rx_uc_message_dropped
-rx_stale_response rx_backlog_full rx_bad_source rx_bad_pkey
-rx_psn_out_of_window rx_dup_no_match rx_dup_refused rx_uc_malformed
-rx_backlog_discarded"
 # NAKs that fail the QP they answer: no fuzzed packet may draw one, and
 # the integrity cases never do.
 FATAL_NAKS="access_nak_sent invalid_nak_sent"
@@ -212,7 +205,7 @@ diag "input queue drops during the burst: $(($(backlog_drops) - backlog_before))
 
 for dev in sroce0 sroce1; do
 	sum=0 breakdown=
-	for c in $DROPS; do
+	for c in $DP_DROPS; do
 		d=$(delta "$dev" "$c")
 		sum=$((sum + d))
 		[ "$d" = 0 ] || breakdown+="$c +$d "
