@@ -35,6 +35,10 @@
 #   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs ("none"
 #                        skips them, as for the others); ib_send_bw_event
 #                        is ib_send_bw -e, sleeping on completion events
+#   SROCE_BENCH_CPU_SIZES  message sizes whose bandwidth runs get a short
+#                        run of 5 messages beside them, for the CPU time of
+#                        the transfer alone (default "65536 1048576";
+#                        "none" skips them)
 #   SROCE_BENCH_RUN_TIMEOUT  seconds before a hung run is killed (default 60)
 #   SROCE_BENCH_GIVE_UP  after this many runs of one stack in a row whose
 #                        server failed, skip its other runs at that MTU
@@ -70,7 +74,7 @@ fi
 # The selection, passed to the guests as shell assignments: words of
 # letters, digits and underscores only.
 env=
-for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS RUN_TIMEOUT GIVE_UP ROUNDS SCALE_SIZES; do
+for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS CPU_SIZES RUN_TIMEOUT GIVE_UP ROUNDS SCALE_SIZES; do
 	var=SROCE_BENCH_$v
 	[ -n "${!var+set}" ] || continue
 	val=${!var}

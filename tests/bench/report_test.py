@@ -16,6 +16,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+WHOLE = "CPU per GiB of whole runs"
+TRANSFER = "CPU per GiB of the transfer (a run less a short one)"
 N = [0, 0]
 
 
@@ -31,25 +33,36 @@ def tsv(mtu, rows):
     return "".join("%s\t%s\t%s\t%s\t%s\t%s\n" % ((mtu,) + r) for r in rows)
 
 
-def bw(stack, test, x, mibps, cpu=None):
+def bw(stack, test, x, mibps, cpu=None, frames=None, short=None):
     rows = [(stack, test, x, "MiBps", mibps)]
     if cpu is not None:
         # cpu kernel seconds for exactly 1 GiB moved
         rows += [(stack, test, x, "bytes", str(2**30)),
                  (stack, test, x, "cpu_kern", cpu)]
+    if frames is not None:
+        rows += [(stack, test, x, "frames", frames)]
+    if short is not None:
+        # the short run: (cpu, frames, bytes)
+        rows += [(stack, test, x, m + "_short", str(v)) for m, v in
+                 zip(("cpu_kern", "frames", "bytes"), short)]
     return rows
 
 
 def figures(sroce=100, rxe=30, tcp=60, link=200, s_cpu=5, t_cpu=10,
-            lat=(100, 250, 150, 90), qps=(50, 45)):
+            lat=(100, 250, 150, 90), qps=(50, 45), frames=(None, None),
+            short=(None, None)):
     """One MTU's results: three perftest programs at both target sizes.
-    lat: sroce, rdma_rxe, TCP, echo floor; qps: 1 and 1000 QPs."""
+    lat: sroce, rdma_rxe, TCP, echo floor; qps: 1 and 1000 QPs;
+    frames: sroce's and TCP's frames per GiB; short: sroce's and TCP's
+    short runs."""
     rows = [("link", "pktgen", "1024", "MiBps", str(link)),
             ("floor", "icmp_echo", "64", "t_typical", str(lat[3]))]
     for x in ("65536", "1048576"):
-        rows += bw("tcp", "iperf3", x, str(tcp), str(t_cpu))
+        rows += bw("tcp", "iperf3", x, str(tcp), str(t_cpu), frames[1],
+                   short[1])
         for t in ("ib_write_bw", "ib_send_bw", "ib_read_bw"):
-            rows += bw("sroce", t, x, str(sroce), str(s_cpu))
+            rows += bw("sroce", t, x, str(sroce), str(s_cpu), frames[0],
+                       short[0])
             rows += bw("rxe", t, x, str(rxe))
     for t in ("ib_write_lat", "ib_send_lat"):
         rows += [("sroce", t, "64", "t_typical", str(lat[0])),
@@ -93,7 +106,7 @@ def main():
     # against 10; latency 100 against min(125, 120) = 120; 1000 QPs 0.9.
     out = report(figures())
     t = target_rows(out)
-    check(sorted(t) == ["CPU per GiB", "bandwidth", "latency", "many QPs"],
+    check(sorted(t) == [WHOLE, "bandwidth", "latency", "many QPs"],
           "the section lists the targets", out)
     rows = [r for r in out.splitlines() if r.startswith("| bandwidth")]
     check(len(rows) == 2 and all("| met |" in r for r in rows),
@@ -104,7 +117,7 @@ def main():
     check(any(r.endswith("| the link allows 6.67 |") for r in rows),
           "the link floor over rxe: 200/30, not beyond the link",
           "\n".join(rows))
-    check(t.get("CPU per GiB", [""])[:2] == ["met", "0.50"],
+    check(t.get(WHOLE, [""])[:2] == ["met", "0.50"],
           "CPU 5 s/GiB against TCP's 10: met at 0.50", str(t))
     check(t.get("latency", [""])[:2] == ["met", "0.83"],
           "latency 100 against the bound 120 (0.8 times TCP): met",
@@ -120,12 +133,40 @@ def main():
     check(len(rows) == 2 and all("| not met |" in r for r in rows),
           "bandwidth 2.00 times rxe and 1.00 times TCP: not met",
           "\n".join(rows))
-    check(t.get("CPU per GiB", [""])[0] == "not met",
+    check(t.get(WHOLE, [""])[0] == "not met",
           "CPU 12 s/GiB against TCP's 10: not met", str(t))
     check(t.get("latency", [""])[:2] == ["not met", "1.08"],
           "latency 130 against the bound 120: not met at 1.08", str(t))
     check(t.get("many QPs", [""])[:2] == ["not met", "0.70"],
           "1000 QPs at 0.70 of one: not met", str(t))
+
+    # No frames counted: no split of the CPU ratio.
+    check(t.get(WHOLE, ["", "", ""])[2] == "-",
+          "CPU without frame counts: no floor", str(t))
+    # CPU 14.1 against 10 with 1.41 times the frames: per frame 1.00.
+    t = target_rows(report(figures(s_cpu=14.1,
+                                   frames=("1056000", "748800"))))
+    check(t.get(WHOLE, [""])[:3] ==
+          ["not met", "1.41",
+           "per frame 1.00; frames per GiB 1.41 times TCP's"],
+          "CPU 1.41 times TCP's: 1.00 per frame, 1.41 times the frames",
+          str(t))
+
+    # The transfer: sroce's 16 s a GiB less a short run's 8 s and 1/8 GiB
+    # is 8 s for 7/8 GiB (9.14 a GiB); TCP's 10 less 0.5 for 7/8 GiB is
+    # 10.86 a GiB: 0.84 of it, whole runs 1.60. Frames: sroce 1000 less
+    # 125, 875 for 7/8 GiB; TCP 800 less 100: per frame 0.67, frames per
+    # GiB 1.25 times TCP's.
+    t = target_rows(report(figures(
+        s_cpu=16, frames=("1000", "800"),
+        short=((8, 125, 2**27), (0.5, 100, 2**27)))))
+    check(t.get(WHOLE, [""])[:2] == ["not met", "1.60"] and
+          t.get(TRANSFER, [""])[:3] ==
+          ["met", "0.84", "per frame 0.67; frames per GiB 1.25 times TCP's"],
+          "the transfer's CPU: a run less its short run", str(t))
+    check(TRANSFER not in target_rows(report(figures(
+        s_cpu=16, frames=("1000", "800"), short=((8, 125, 2**27), None)))),
+          "no transfer row without TCP's short run")
 
     # The echo floor above the other bounds sets the latency target:
     # 1.2 * 150 = 180 against min(0.5 * 250, 0.8 * 150) = 120.

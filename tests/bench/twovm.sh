@@ -38,6 +38,13 @@
 #                  irq, softirq) and in user space during the run, from
 #                  /proc/stat; perftest polls its completion queue, so its
 #                  user time is the length of the run
+#   frames         frames both guests' eth0 sent during the run
+#   cpu_kern_short, bytes_short, frames_short
+#                  the same of a short run beside it (5 messages, the
+#                  sizes of BENCH_CPU_SIZES only): what a run costs besides
+#                  its transfer (the programs' start, connection and
+#                  memory registration, their exit), which the report
+#                  takes off the long run's figures
 #   timeouts       sroce's retransmit_timeouts counter on VM a (the
 #                  requester) over a bandwidth run: a run with many is one
 #                  that went back again and again, whatever else it says
@@ -58,6 +65,9 @@
 #                   instead of polling the CQ, as TCP's receiver sleeps in
 #                   read() (a poller takes half of a one-vCPU guest from
 #                   the softirq that receives)
+#   BENCH_CPU_SIZES  message sizes whose bandwidth runs get a short run
+#                   beside them (default "65536 1048576", those of the
+#                   targets)
 # Each of those takes its default when unset and selects nothing when empty.
 #   BENCH_RUN_TIMEOUT  seconds a client may run (default 60; the longest
 #                   run takes under ten): a run that hangs is killed and
@@ -75,6 +85,7 @@
 : "${BENCH_FLOORS=icmp udp}"
 : "${BENCH_BW_TESTS=ib_write_bw ib_send_bw ib_send_bw_event ib_read_bw}"
 : "${BENCH_LAT_TESTS=ib_write_lat ib_send_lat}"
+: "${BENCH_CPU_SIZES=65536 1048576}"
 : "${BENCH_RUN_TIMEOUT:=60}"
 : "${BENCH_ROUNDS:=1}"
 : "${BENCH_GIVE_UP:=3}"
@@ -117,17 +128,21 @@ emit() {
 
 listening() { ss -ltn | grep -q ":$1 "; }
 
-# cpu_jiffies: "KERNEL USER" jiffies of all CPUs since boot.
+# cpu_jiffies: "KERNEL USER FRAMES": jiffies of all CPUs since boot, and
+# the frames eth0 has sent.
 cpu_jiffies() {
-	awk '$1 == "cpu" { print $4 + $7 + $8, $2 + $3; exit }' /proc/stat
+	local tx
+	tx=$(cat /sys/class/net/eth0/statistics/tx_packets 2>/dev/null)
+	awk -v tx="${tx:-0}" '$1 == "cpu" { print $4 + $7 + $8, $2 + $3, tx; exit }' /proc/stat
 }
 
-# cpu_delta "K0 U0" "K1 U1": "KERNEL USER" jiffies between two readings.
+# cpu_delta "K0 U0 F0" "K1 U1 F1": what cpu_jiffies counted between two
+# readings.
 cpu_delta() {
 	local a b
 	read -ra a <<<"$1"
 	read -ra b <<<"$2"
-	echo "$((b[0] - a[0])) $((b[1] - a[1]))"
+	echo "$((b[0] - a[0])) $((b[1] - a[1])) $((b[2] - a[2]))"
 }
 
 _pair_n=0
@@ -156,7 +171,8 @@ vec_delta() {
 # pair PORTS SERVER_CMD... -- CLIENT_CMD...: VM b starts the server and
 # waits until it listens on each TCP port of PORTS, then VM a runs the
 # client. On VM a, PAIR_OUT holds the client's output and PAIR_CPU the
-# "KERNEL USER" jiffies both VMs spent while it ran; with BENCH_PERCPU=1,
+# "KERNEL USER" jiffies both VMs spent while it ran and the frames both
+# sent (each frame on the link once, whichever way); with BENCH_PERCPU=1,
 # PAIR_PERCPU_A and PAIR_PERCPU_B hold each VM's cpu_percpu over the run.
 # Returns non-zero when either side failed, or when the run was skipped:
 # after BENCH_GIVE_UP runs in a row of one stack (one BENCH_STEP) whose
@@ -218,7 +234,7 @@ pair() {
 	[ -n "${BENCH_PERCPU:-}" ] && PAIR_PERCPU_A=$(vec_delta "$p0" "$(cpu_percpu)")
 	srv_rc=$(get "pair$_pair_n.rc" $((BENCH_RUN_TIMEOUT + 60))) || srv_rc=none
 	pair_count "$srv_rc"
-	peer=$(get "pair$_pair_n.cpu" 10) || peer="0 0"
+	peer=$(get "pair$_pair_n.cpu" 10) || peer="0 0 0"
 	if [ -n "${BENCH_PERCPU:-}" ]; then
 		# shellcheck disable=SC2034 # read by scaling.sh
 		PAIR_PERCPU_B=$(get "pair$_pair_n.percpu" 10) || PAIR_PERCPU_B=
@@ -226,7 +242,7 @@ pair() {
 	local mine theirs
 	read -ra mine <<<"$(cpu_delta "$c0" "$c1")"
 	read -ra theirs <<<"$peer"
-	PAIR_CPU="$((mine[0] + theirs[0])) $((mine[1] + theirs[1]))"
+	PAIR_CPU="$((mine[0] + theirs[0])) $((mine[1] + theirs[1])) $((mine[2] + ${theirs[2]:-0}))"
 	echo "${cli[*]}" >&2
 	echo "$PAIR_OUT" >&2
 	if [ $rc != 0 ] || [ "$srv_rc" != 0 ]; then
@@ -266,15 +282,35 @@ pair_count() {
 	fi
 }
 
-# emit_cpu STACK TEST X BYTES: the payload and CPU time of the last pair.
+# emit_cpu STACK TEST X BYTES: the payload, CPU time and frames of the
+# last pair.
 emit_cpu() {
 	local hz cpu
 	hz=$(getconf CLK_TCK)
 	read -ra cpu <<<"$PAIR_CPU"
 	emit "$1" "$2" "$3" bytes "$4"
+	emit "$1" "$2" "$3" frames "${cpu[2]}"
 	emit "$1" "$2" "$3" cpu_kern "$(awk -v j="${cpu[0]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
 	emit "$1" "$2" "$3" cpu_user "$(awk -v j="${cpu[1]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
 }
+
+# emit_cpu_short STACK TEST X BYTES: emit_cpu's figures of a short run.
+emit_cpu_short() {
+	local hz cpu
+	hz=$(getconf CLK_TCK)
+	read -ra cpu <<<"$PAIR_CPU"
+	emit "$1" "$2" "$3" bytes_short "$4"
+	emit "$1" "$2" "$3" frames_short "${cpu[2]}"
+	emit "$1" "$2" "$3" cpu_kern_short "$(awk -v j="${cpu[0]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
+}
+
+# cpu_size SIZE: whether runs of SIZE get a short run beside them.
+cpu_size() {
+	[[ " $BENCH_CPU_SIZES " == *" $1 "* ]]
+}
+
+# BENCH_SHORT_MSGS: the messages of a short run.
+BENCH_SHORT_MSGS=5
 
 # attach MODULE TYPE DEV [PARAM=VALUE...]: sets BENCH_GID to the IPv4
 # RoCE v2 GID index.
@@ -342,8 +378,9 @@ perftest_bw() {
 	rc=$?
 	[ -n "$c0" ] &&
 		echo "# counters of VM $ROLE over $name $x: $(counters_moved "$c0" "$(counters "$dev")")" >&2
-	if [ $rc = 0 ]; then
-		[ "$ROLE" = a ] || return 0
+	if [ "$ROLE" = b ]; then
+		:
+	elif [ $rc = 0 ]; then
 		# #bytes #iterations BW_peak BW_average MsgRate
 		val=$(awk -v s="$size" '$1 == s && NF >= 5 { v = $4 } END { print v }' <<<"$PAIR_OUT")
 		emit "$stack" "$name" "$x" MiBps "${val:-failed}"
@@ -351,9 +388,24 @@ perftest_bw() {
 		rto1=$(timeouts "$dev")
 		[ -n "$rto0" ] && [ -n "$rto1" ] &&
 			emit "$stack" "$name" "$x" timeouts $((rto1 - rto0))
-	elif [ "$ROLE" = a ]; then
+	else
 		emit "$stack" "$name" "$x" MiBps failed
 	fi
+	# Both VMs, whatever the outcome: each pair is one on either side.
+	[ "$qps" = 1 ] && [ "$name" = "$3" ] && cpu_size "$size" &&
+		perftest_short "$stack" "$dev" "$t" "$size" "$name" "${ev[@]}"
+	return 0
+}
+
+# perftest_short STACK DEV TEST SIZE NAME [-e]: the short run beside a
+# bandwidth run of SIZE, reported under NAME.
+perftest_short() {
+	local stack=$1 dev=$2 t=$3 size=$4 name=$5 n=$BENCH_SHORT_MSGS
+	shift 5
+	port=$((port + 1))
+	pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" "$@" -- \
+		"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" "$@" "$NET4_B" &&
+		[ "$ROLE" = a ] && emit_cpu_short "$stack" "$name" "$size" $((size * n))
 	return 0
 }
 
@@ -419,16 +471,21 @@ tcp_stack() {
 	local size val bytes
 	for size in $BENCH_SIZES; do
 		bytes=$(tcp_bytes "$size")
-		if pair 5201 iperf3 -s -1 -p 5201 -- \
+		if ! pair 5201 iperf3 -s -1 -p 5201 -- \
 			iperf3 -c "$NET4_B" -p 5201 -n "$bytes" -l "$size" -J; then
-			[ "$ROLE" = a ] || continue
+			[ "$ROLE" = a ] && emit tcp iperf3 "$size" MiBps failed
+		elif [ "$ROLE" = a ]; then
 			val=$(/usr/bin/python3 -c 'import json, sys
 print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8 / 1048576))' <<<"$PAIR_OUT")
 			emit tcp iperf3 "$size" MiBps "${val:-failed}"
 			[ -n "$val" ] && emit_cpu tcp iperf3 "$size" "$bytes"
-		elif [ "$ROLE" = a ]; then
-			emit tcp iperf3 "$size" MiBps failed
 		fi
+		# Both VMs: each pair is one on either side.
+		cpu_size "$size" || continue
+		bytes=$((size * BENCH_SHORT_MSGS))
+		pair 5201 iperf3 -s -1 -p 5201 -- \
+			iperf3 -c "$NET4_B" -p 5201 -n "$bytes" -l "$size" -J &&
+			[ "$ROLE" = a ] && emit_cpu_short tcp iperf3 "$size" "$bytes"
 	done
 	# qperf's server serves any number of clients: VM b stops it at the end.
 	if [ "$ROLE" = b ]; then
