@@ -39,7 +39,7 @@
 #                  /proc/stat; perftest polls its completion queue, so its
 #                  user time is the length of the run
 #   frames         frames both guests' eth0 sent during the run
-#   cpu_kern_short, bytes_short, frames_short
+#   bytes_short, frames_short, cpu_kern_short, cpu_user_short
 #                  the same of a short run beside it (5 messages, the
 #                  sizes of BENCH_CPU_SIZES only): what a run costs besides
 #                  its transfer (the programs' start, connection and
@@ -282,26 +282,16 @@ pair_count() {
 	fi
 }
 
-# emit_cpu STACK TEST X BYTES: the payload, CPU time and frames of the
-# last pair.
+# emit_cpu STACK TEST X BYTES [SUFFIX]: the payload, CPU time and frames
+# of the last pair, each name with SUFFIX ("_short" for a short run).
 emit_cpu() {
-	local hz cpu
+	local hz cpu m=${5:-}
 	hz=$(getconf CLK_TCK)
 	read -ra cpu <<<"$PAIR_CPU"
-	emit "$1" "$2" "$3" bytes "$4"
-	emit "$1" "$2" "$3" frames "${cpu[2]}"
-	emit "$1" "$2" "$3" cpu_kern "$(awk -v j="${cpu[0]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
-	emit "$1" "$2" "$3" cpu_user "$(awk -v j="${cpu[1]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
-}
-
-# emit_cpu_short STACK TEST X BYTES: emit_cpu's figures of a short run.
-emit_cpu_short() {
-	local hz cpu
-	hz=$(getconf CLK_TCK)
-	read -ra cpu <<<"$PAIR_CPU"
-	emit "$1" "$2" "$3" bytes_short "$4"
-	emit "$1" "$2" "$3" frames_short "${cpu[2]}"
-	emit "$1" "$2" "$3" cpu_kern_short "$(awk -v j="${cpu[0]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
+	emit "$1" "$2" "$3" "bytes$m" "$4"
+	emit "$1" "$2" "$3" "frames$m" "${cpu[2]}"
+	emit "$1" "$2" "$3" "cpu_kern$m" "$(awk -v j="${cpu[0]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
+	emit "$1" "$2" "$3" "cpu_user$m" "$(awk -v j="${cpu[1]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
 }
 
 # cpu_size SIZE: whether runs of SIZE get a short run beside them.
@@ -378,9 +368,7 @@ perftest_bw() {
 	rc=$?
 	[ -n "$c0" ] &&
 		echo "# counters of VM $ROLE over $name $x: $(counters_moved "$c0" "$(counters "$dev")")" >&2
-	if [ "$ROLE" = b ]; then
-		:
-	elif [ $rc = 0 ]; then
+	if [ "$ROLE" = a ] && [ $rc = 0 ]; then
 		# #bytes #iterations BW_peak BW_average MsgRate
 		val=$(awk -v s="$size" '$1 == s && NF >= 5 { v = $4 } END { print v }' <<<"$PAIR_OUT")
 		emit "$stack" "$name" "$x" MiBps "${val:-failed}"
@@ -388,7 +376,7 @@ perftest_bw() {
 		rto1=$(timeouts "$dev")
 		[ -n "$rto0" ] && [ -n "$rto1" ] &&
 			emit "$stack" "$name" "$x" timeouts $((rto1 - rto0))
-	else
+	elif [ "$ROLE" = a ]; then
 		emit "$stack" "$name" "$x" MiBps failed
 	fi
 	# Both VMs, whatever the outcome: each pair is one on either side.
@@ -405,7 +393,7 @@ perftest_short() {
 	port=$((port + 1))
 	pair $port "$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" "$@" -- \
 		"$t" -d "$dev" -x "$BENCH_GID" -p $port -s "$size" -n "$n" "$@" "$NET4_B" &&
-		[ "$ROLE" = a ] && emit_cpu_short "$stack" "$name" "$size" $((size * n))
+		[ "$ROLE" = a ] && emit_cpu "$stack" "$name" "$size" $((size * n)) _short
 	return 0
 }
 
@@ -485,7 +473,7 @@ print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] /
 		bytes=$((size * BENCH_SHORT_MSGS))
 		pair 5201 iperf3 -s -1 -p 5201 -- \
 			iperf3 -c "$NET4_B" -p 5201 -n "$bytes" -l "$size" -J &&
-			[ "$ROLE" = a ] && emit_cpu_short tcp iperf3 "$size" "$bytes"
+			[ "$ROLE" = a ] && emit_cpu tcp iperf3 "$size" "$bytes" _short
 	done
 	# qperf's server serves any number of clients: VM b stops it at the end.
 	if [ "$ROLE" = b ]; then
