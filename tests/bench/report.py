@@ -338,10 +338,10 @@ def lat_target(vals, mtu, lat, icmp):
         return None
     x = str(min(sizes))
     mine, ok, floors = [], True, []
+    t = num(vals.get((mtu, "tcp", TCP_LAT, x, "lat")))
     for test in ordered(lat, lambda r: r[0]):
         s = num(vals.get((mtu, "sroce", test, x, "t_typical")))
         r = num(vals.get((mtu, "rxe", test, x, "t_typical")))
-        t = num(vals.get((mtu, "tcp", TCP_LAT, x, "lat")))
         if not s or not (r or t):
             continue
         bound = min(b for b in (r and LAT_TARGET["rxe"] * r,
@@ -353,11 +353,16 @@ def lat_target(vals, mtu, lat, icmp):
         ok = ok and s <= bound
     if not mine:
         return None
+    floor = "-"
+    if floors:
+        floor = "sroce/floor %s" % span(floors)
+        # How near the socket stack comes to the same floor.
+        if t:
+            floor += "; TCP/floor %.2f" % (t / icmp)
     return ["latency, %s bytes: at most %.1f times rxe and %.1f times "
             "TCP, or %.1f times the echo floor if higher (sroce/target)" % (
                 x, LAT_TARGET["rxe"], LAT_TARGET["tcp"], LAT_FLOOR_SLACK),
-            verdict(ok), span(mine),
-            "sroce/floor %s" % span(floors) if floors else "-"]
+            verdict(ok), span(mine), floor]
 
 
 def qps_target(vals, mtu, qps):
@@ -391,7 +396,8 @@ def targets(vals, mtu, bw, qps, lat, icmp, link):
            "highest; for CPU and latency below 1 is better), and what the "
            "link's floors allow: the link floor over the other stack's "
            "figure (\"beyond the link\": in that many tests the floor "
-           "itself is below the target), sroce over the echo floor. For "
+           "itself is below the target), sroce and TCP over the echo "
+           "floor. For "
            "CPU, the two factors of sroce/TCP: the kernel time per frame "
            "on the link, and the frames per GiB moved (data and ACKs, "
            "both ways). A run's CPU time includes what it costs besides "

@@ -119,9 +119,10 @@ def main():
           "\n".join(rows))
     check(t.get(WHOLE, [""])[:2] == ["met", "0.50"],
           "CPU 5 s/GiB against TCP's 10: met at 0.50", str(t))
-    check(t.get("latency", [""])[:2] == ["met", "0.83"],
-          "latency 100 against the bound 120 (0.8 times TCP): met",
-          str(t))
+    check(t.get("latency", [""])[:3] ==
+          ["met", "0.83", "sroce/floor 1.11; TCP/floor 1.67"],
+          "latency 100 against the bound 120 (0.8 times TCP): met; "
+          "sroce and TCP over an echo floor of 90", str(t))
     check(t.get("many QPs", [""])[:2] == ["met", "0.90"],
           "1000 QPs at 0.90 of one: met", str(t))
 
@@ -171,7 +172,8 @@ def main():
     # The echo floor above the other bounds sets the latency target:
     # 1.2 * 150 = 180 against min(0.5 * 250, 0.8 * 150) = 120.
     t = target_rows(report(figures(lat=(170, 250, 150, 150))))
-    check(t.get("latency", [""])[:3] == ["met", "0.94", "sroce/floor 1.13"],
+    check(t.get("latency", [""])[:3] ==
+          ["met", "0.94", "sroce/floor 1.13; TCP/floor 1.00"],
           "latency 170 within 1.2 times an echo floor of 150: met", str(t))
 
     # A link whose floor is below the target against TCP: "beyond the
