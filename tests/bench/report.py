@@ -276,19 +276,18 @@ def bw_target(vals, mtu, tests, other, link):
 
 
 def transfer(vals, key, short):
-    """(kernel CPU seconds of both guests, frames, bytes) of a run, or with
-    SHORT what the run moved beyond its short run: its transfer without
-    what every run costs besides it. None where a figure is missing."""
-    fig = [num(vals.get(key + (m,))) for m in ("cpu_kern", "frames", "bytes")]
+    """[kernel CPU seconds of both guests, frames, bytes] of a run, or
+    with SHORT what the run moved beyond its short run: its transfer
+    without what every run costs besides it. None without the CPU time or
+    the bytes; frames None where they were not counted."""
+    names = ("cpu_kern", "frames", "bytes")
+    fig = [num(vals.get(key + (m,))) for m in names]
     if short:
-        less = [num(vals.get(key + (m + "_short",)))
-                for m in ("cpu_kern", "frames", "bytes")]
-        if None in less or None in fig:
-            return None
-        fig = [a - b for a, b in zip(fig, less)]
-    if None in fig or min(fig) <= 0:
-        return None
-    return fig
+        less = [num(vals.get(key + (m + "_short",))) for m in names]
+        fig = [a - b if a is not None and b is not None else None
+               for a, b in zip(fig, less)]
+    fig = [v if v is not None and v > 0 else None for v in fig]
+    return None if fig[0] is None or fig[2] is None else fig
 
 
 def cpu_target(vals, mtu, tests, short):
@@ -300,24 +299,14 @@ def cpu_target(vals, mtu, tests, short):
     mine, per_frame, frames = [], [], []
     for test in tests:
         for x in TARGET_SIZES:
-            if short:
-                s = transfer(vals, (mtu, "sroce", test, x), True)
-                t = transfer(vals, (mtu, "tcp", TCP_BW, x), True)
-                if not (s and t):
-                    continue
-                mine.append((s[0] / s[2]) / (t[0] / t[2]))
-            else:
-                sc = num(gib_cost(vals, (mtu, "sroce", test, x)))
-                tc = num(gib_cost(vals, (mtu, "tcp", TCP_BW, x)))
-                if not (sc and tc):
-                    continue
-                mine.append(sc / tc)
-                s = transfer(vals, (mtu, "sroce", test, x), False)
-                t = transfer(vals, (mtu, "tcp", TCP_BW, x), False)
-                if not (s and t):
-                    continue
-            per_frame.append((s[0] / s[1]) / (t[0] / t[1]))
-            frames.append((s[1] / s[2]) / (t[1] / t[2]))
+            s = transfer(vals, (mtu, "sroce", test, x), short)
+            t = transfer(vals, (mtu, "tcp", TCP_BW, x), short)
+            if not (s and t):
+                continue
+            mine.append((s[0] / s[2]) / (t[0] / t[2]))
+            if s[1] and t[1]:
+                per_frame.append((s[0] / s[1]) / (t[0] / t[1]))
+                frames.append((s[1] / s[2]) / (t[1] / t[2]))
     if not mine:
         return None
     floor = "-"
