@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RoCEv2 invariant CRC: the masked headers, the CRC engine chosen at
+ * load, and whole packets' ICRCs.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <crypto/hash.h>
+#include <linux/crc32.h>
+#include <linux/export.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/ktime.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/udp.h>
+#include <kunit/visibility.h>
+
+#include <sroce/wire.h>
+
+/* The ICRC's seed after the eight 0xff bytes that replace the LRH. */
+static u32 sroce_icrc_seed(void)
+{
+	static const u8 masked_lrh[8] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	};
+
+	return crc32_le(~0U, masked_lrh, sizeof(masked_lrh));
+}
+
+/* The IPv6 header (or GRH) fields a router may change: masked to ones. */
+static void sroce_icrc_mask_ip6(struct ipv6hdr *ip6)
+{
+	/* Traffic class and flow label: all but the version nibble. */
+	ip6->priority = 0xf;
+	memset(ip6->flow_lbl, 0xff, sizeof(ip6->flow_lbl));
+	ip6->hop_limit = 0xff;
+}
+
+u32 sroce_icrc_hdr_grh(const void *grh)
+{
+	u8 buf[sizeof(struct ipv6hdr) + sizeof(struct sroce_bth)];
+	struct sroce_bth *bth = (struct sroce_bth *)(buf + sizeof(struct ipv6hdr));
+
+	memcpy(buf, grh, sizeof(buf));
+	sroce_icrc_mask_ip6((struct ipv6hdr *)buf);
+	bth->dqpn |= cpu_to_be32(~SROCE_QPN_MASK);
+	return crc32_le(sroce_icrc_seed(), buf, sizeof(buf));
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_hdr_grh);
+
+u32 sroce_icrc_hdr(const void *l3, bool ipv6)
+{
+	u8 buf[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
+	       sizeof(struct sroce_bth)];
+	size_t iplen = ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	size_t len = iplen + sizeof(struct udphdr) + sizeof(struct sroce_bth);
+	struct udphdr *udp = (struct udphdr *)(buf + iplen);
+	struct sroce_bth *bth = (struct sroce_bth *)(udp + 1);
+
+	memcpy(buf, l3, len);
+	if (ipv6) {
+		sroce_icrc_mask_ip6((struct ipv6hdr *)buf);
+	} else {
+		struct iphdr *ip4 = (struct iphdr *)buf;
+
+		ip4->tos = 0xff;
+		ip4->ttl = 0xff;
+		ip4->check = (__force __sum16)0xffff;
+	}
+	udp->check = (__force __sum16)0xffff;
+	bth->dqpn |= cpu_to_be32(~SROCE_QPN_MASK);
+
+	return crc32_le(sroce_icrc_seed(), buf, len);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_hdr);
+
+/*
+ * The crypto API's "crc32" is the same CRC as crc32_le() (reflected
+ * polynomial 0xedb88320, running value neither inverted nor reflected
+ * between calls), and on x86 with PCLMULQDQ its driver folds the data with
+ * carry-less multiplies instead of table lookups. It is used only when a
+ * test at module load finds it computes the same CRCs, and, unless the
+ * icrc_accel parameter forces it, that it is the faster of the two: under
+ * an emulator (QEMU TCG) the SIMD path is not always the quicker one.
+ */
+static int sroce_icrc_accel = -1;
+module_param_named(icrc_accel, sroce_icrc_accel, int, 0444);
+MODULE_PARM_DESC(icrc_accel,
+		 "ICRC through the crypto API's crc32: -1 when measured faster at load (default), 0 never, 1 whenever it is correct");
+
+/* The crc32 transform in use, or NULL for crc32_le(); set at load only. */
+static struct crypto_shash *sroce_icrc_tfm __read_mostly;
+
+/*
+ * Below this many bytes the crypto call's overhead outweighs any gain (the
+ * x86 driver itself falls back to the table under 80 bytes).
+ */
+#define SROCE_ICRC_ACCEL_MIN	128
+
+static u32 sroce_icrc_shash(struct crypto_shash *tfm, u32 crc,
+			    const void *data, unsigned int len)
+{
+	SHASH_DESC_ON_STACK(desc, tfm);
+	u32 out = crc;
+
+	desc->tfm = tfm;
+	/*
+	 * The state is the running u32 itself (see sroce_icrc_init()). A CRC
+	 * holds no secret, so the descriptor is not wiped afterwards as a
+	 * keyed hash's would be: that would cost as much as a short CRC.
+	 */
+	if (crypto_shash_import(desc, &crc) ||
+	    crypto_shash_update(desc, data, len) ||
+	    crypto_shash_export(desc, &out))
+		out = crc32_le(crc, data, len);
+	return out;
+}
+
+u32 sroce_icrc_update(u32 crc, const void *data, size_t len)
+{
+	struct crypto_shash *tfm = sroce_icrc_tfm;
+
+	if (tfm && len >= SROCE_ICRC_ACCEL_MIN && len <= UINT_MAX)
+		return sroce_icrc_shash(tfm, crc, data, len);
+	return crc32_le(crc, data, len);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_update);
+
+/* The self-test's buffer, and the piece a packet's payload comes in. */
+#define SROCE_ICRC_TEST_LEN	SZ_64K
+#define SROCE_ICRC_TEST_PIECE	1024
+
+/* Whether @tfm agrees with crc32_le() on odd lengths, offsets and seeds. */
+static bool sroce_icrc_tfm_agrees(struct crypto_shash *tfm, const u8 *buf)
+{
+	static const unsigned int lens[] = {
+		0, 1, 15, 63, 64, 79, 80, 81, 127, 128, 129, 255, 1000, 1024,
+		1500, 4095, 4096, 4097, 9000, SROCE_ICRC_TEST_LEN - 3,
+	};
+	unsigned int i, off;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		for (off = 0; off < 4 && off + lens[i] <= SROCE_ICRC_TEST_LEN;
+		     off++) {
+			u32 seed = get_random_u32();
+
+			if (sroce_icrc_shash(tfm, seed, buf + off, lens[i]) !=
+			    crc32_le(seed, buf + off, lens[i]))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Nanoseconds for the best of a few passes over @buf, piece by piece. */
+static u64 sroce_icrc_time(struct crypto_shash *tfm, const u8 *buf)
+{
+	u64 best = U64_MAX;
+	unsigned int round, off;
+	u32 crc = 0;
+
+	for (round = 0; round < 5; round++) {
+		u64 start = ktime_get_ns();
+
+		for (off = 0; off < SROCE_ICRC_TEST_LEN;
+		     off += SROCE_ICRC_TEST_PIECE) {
+			if (tfm)
+				crc = sroce_icrc_shash(tfm, crc, buf + off,
+						       SROCE_ICRC_TEST_PIECE);
+			else
+				crc = crc32_le(crc, buf + off,
+					       SROCE_ICRC_TEST_PIECE);
+		}
+		best = min(best, ktime_get_ns() - start);
+		cond_resched();
+	}
+	/* Keep the loop from being optimised away. */
+	OPTIMIZER_HIDE_VAR(crc);
+	return max_t(u64, best, 1);
+}
+
+/* MB/s of @ns over the test buffer. */
+static unsigned long sroce_icrc_mbps(u64 ns)
+{
+	return div64_u64((u64)SROCE_ICRC_TEST_LEN * 1000, ns);
+}
+
+void __init sroce_icrc_init(void)
+{
+	struct crypto_shash *tfm;
+	const char *driver;
+	u64 table_ns, accel_ns;
+	u8 *buf;
+
+	if (!sroce_icrc_accel)
+		return;
+	tfm = crypto_alloc_shash("crc32", 0, 0);
+	if (IS_ERR(tfm)) {
+		pr_info("icrc: no crc32 in the crypto API (%ld), using crc32_le\n",
+			PTR_ERR(tfm));
+		return;
+	}
+	driver = crypto_shash_driver_name(tfm);
+	/*
+	 * sroce_icrc_shash() hands the running CRC over as the whole state;
+	 * a driver keeping anything else would need a different hand-over.
+	 */
+	if (crypto_shash_descsize(tfm) != sizeof(u32) ||
+	    crypto_shash_statesize(tfm) != sizeof(u32)) {
+		pr_info("icrc: %s keeps a state other than the CRC, using crc32_le\n",
+			driver);
+		goto free_tfm;
+	}
+	/* The generic driver is crc32_le() behind an indirect call. */
+	if (!strcmp(driver, "crc32-generic") && sroce_icrc_accel < 0)
+		goto free_tfm;
+
+	buf = kvmalloc(SROCE_ICRC_TEST_LEN, GFP_KERNEL);
+	if (!buf)
+		goto free_tfm;
+	get_random_bytes(buf, SROCE_ICRC_TEST_LEN);
+	if (!sroce_icrc_tfm_agrees(tfm, buf)) {
+		pr_warn("icrc: %s disagrees with crc32_le, using crc32_le\n",
+			driver);
+		goto free_buf;
+	}
+	table_ns = sroce_icrc_time(NULL, buf);
+	accel_ns = sroce_icrc_time(tfm, buf);
+	pr_info("icrc: crc32_le %lu MB/s, %s %lu MB/s (%u-byte pieces): using %s\n",
+		sroce_icrc_mbps(table_ns), driver, sroce_icrc_mbps(accel_ns),
+		SROCE_ICRC_TEST_PIECE,
+		sroce_icrc_accel > 0 || accel_ns < table_ns ? driver : "crc32_le");
+	if (sroce_icrc_accel < 0 && accel_ns >= table_ns)
+		goto free_buf;
+	kvfree(buf);
+	sroce_icrc_tfm = tfm;
+	return;
+
+free_buf:
+	kvfree(buf);
+free_tfm:
+	crypto_free_shash(tfm);
+}
+
+void sroce_icrc_exit(void)
+{
+	crypto_free_shash(sroce_icrc_tfm);
+	sroce_icrc_tfm = NULL;
+}
+
+__le32 sroce_icrc_packet(const void *l3, bool ipv6, size_t len)
+{
+	size_t hdrs = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		      sizeof(struct udphdr) + sizeof(struct sroce_bth);
+	u32 crc = sroce_icrc_hdr(l3, ipv6);
+
+	crc = sroce_icrc_update(crc, (const u8 *)l3 + hdrs, len - hdrs);
+	return sroce_icrc_final(crc);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_packet);
+
+__le32 sroce_icrc_packet_grh(const void *grh, size_t len)
+{
+	size_t hdrs = sizeof(struct ipv6hdr) + sizeof(struct sroce_bth);
+	u32 crc = sroce_icrc_hdr_grh(grh);
+
+	crc = sroce_icrc_update(crc, (const u8 *)grh + hdrs, len - hdrs);
+	return sroce_icrc_final(crc);
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_packet_grh);
