@@ -31,4 +31,9 @@ if grep -q '#define __assign_str(dst)' \
 	printf ' -DSROCE_HAVE_ASSIGN_STR_ONE_ARG'
 fi
 
+# <asm/unaligned.h> became <linux/unaligned.h> (since 6.12).
+if [ -f "$src/include/linux/unaligned.h" ]; then
+	printf ' -DSROCE_HAVE_LINUX_UNALIGNED_H'
+fi
+
 echo

@@ -470,11 +470,41 @@ u32 sroce_icrc_hdr_grh(const void *grh);
 u32 sroce_icrc_update(u32 crc, const void *data, size_t len);
 
 /**
+ * sroce_icrc_copy() - copy bytes and continue an ICRC over them
+ * @crc: the running CRC
+ * @dst: where the bytes go
+ * @src: the bytes; must not overlap @dst
+ * @len: their count
+ *
+ * One pass over the bytes where the CRC is table-driven; a copy, then
+ * sroce_icrc_update() over it, where the crypto API's driver is in use.
+ *
+ * Return: the running CRC, as sroce_icrc_update() over @src would give.
+ */
+u32 sroce_icrc_copy(u32 crc, void *dst, const void *src, size_t len);
+
+/**
+ * sroce_icrc_combine() - continue an ICRC over bytes whose CRC is known
+ * @crc: the running CRC before the bytes
+ * @part_crc: the bytes' CRC, sroce_icrc_update() or sroce_icrc_copy()
+ *	started from 0
+ * @part_len: their count
+ *
+ * Lets a sender compute a payload's CRC as it copies the payload in,
+ * before the headers in front of it are final.
+ *
+ * Return: the running CRC, as sroce_icrc_update(@crc) over the bytes would
+ * give.
+ */
+u32 sroce_icrc_combine(u32 crc, u32 part_crc, size_t part_len);
+
+/**
  * sroce_icrc_init() - choose how sroce_icrc_update() computes the CRC
  *
  * Takes the crypto API's "crc32" where it computes the same CRC as
  * crc32_le() and, unless the icrc_accel module parameter says otherwise,
- * where a timed test finds it faster; crc32_le() otherwise.
+ * where a timed test finds it faster than sroce's own tables; the tables
+ * otherwise.
  *
  * Context: module init, before any packet is built or checked.
  */

@@ -246,6 +246,121 @@ static void icrc_incremental(struct kunit *test)
 	}
 }
 
+/* Bytes either side of a copy's destination, which must stay as they were. */
+#define COPY_GUARD	16
+#define COPY_MAX	300
+
+/*
+ * sroce_icrc_copy() at every length up to COPY_MAX and every alignment of
+ * source and destination: the bytes copied, nothing written either side,
+ * and the CRC that sroce_icrc_update() and the reference give.
+ */
+static void icrc_copy(struct kunit *test)
+{
+	const size_t room = COPY_MAX + 8 + 2 * COPY_GUARD;
+	u8 *src = kunit_kmalloc(test, COPY_MAX + 8, GFP_KERNEL);
+	u8 *dst = kunit_kmalloc(test, room, GFP_KERNEL);
+	struct rnd_state rnd;
+	unsigned int len, so, d, i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 5);
+	prandom_bytes_state(&rnd, src, COPY_MAX + 8);
+	for (len = 0; len <= COPY_MAX; len++) {
+		for (so = 0; so < 8; so++) {
+			for (d = 0; d < 8; d++) {
+				u32 seed = prandom_u32_state(&rnd);
+				u8 *to = dst + COPY_GUARD + d;
+				u32 crc;
+
+				memset(dst, 0xa5, room);
+				crc = sroce_icrc_copy(seed, to, src + so, len);
+				KUNIT_EXPECT_EQ(test, crc,
+						ref_crc32(seed, src + so, len));
+				KUNIT_EXPECT_EQ(test, crc,
+						sroce_icrc_update(seed, src + so,
+								  len));
+				SROCE_EXPECT_BYTES(test, to, src + so, len,
+						   "copy");
+				for (i = 0; i < room; i++) {
+					if (dst + i >= to && dst + i < to + len)
+						continue;
+					KUNIT_EXPECT_EQ(test, dst[i], 0xa5);
+				}
+				if (test->status == KUNIT_FAILURE) {
+					kunit_info(test, "%u bytes, source +%u, destination +%u",
+						   len, so, d);
+					return;
+				}
+			}
+		}
+	}
+}
+
+/* A full packet's payload and more, at odd offsets and lengths. */
+static void icrc_copy_long(struct kunit *test)
+{
+	u8 *src = kunit_kmalloc(test, 2 * MAX_PAYLOAD, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 2 * MAX_PAYLOAD, GFP_KERNEL);
+	struct rnd_state rnd;
+	int i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 6);
+	prandom_bytes_state(&rnd, src, 2 * MAX_PAYLOAD);
+	for (i = 0; i < RANDOM_PACKETS; i++) {
+		size_t off = prandom_u32_state(&rnd) % 16;
+		size_t len = prandom_u32_state(&rnd) %
+			     (2 * MAX_PAYLOAD - 16 + 1);
+		u32 seed = prandom_u32_state(&rnd);
+		u32 want = ref_crc32(seed, src + off, len);
+
+		KUNIT_EXPECT_EQ_MSG(test, sroce_icrc_update(seed, src + off,
+							    len), want,
+				    "update, %zu bytes at +%zu", len, off);
+		KUNIT_EXPECT_EQ_MSG(test, sroce_icrc_copy(seed, dst + 15 - off,
+							  src + off, len),
+				    want, "copy, %zu bytes at +%zu", len, off);
+		SROCE_EXPECT_BYTES(test, dst + 15 - off, src + off, len,
+				   "long copy");
+		if (test->status == KUNIT_FAILURE)
+			return;
+	}
+}
+
+/*
+ * A CRC continued over a part equals one combined with the part's own CRC
+ * from 0: how a sender joins a payload's CRC, computed as it copied the
+ * payload, to the headers' in front of it.
+ */
+static void icrc_combine(struct kunit *test)
+{
+	static const size_t lens[] = {
+		0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 255, 256, 1023, 1024, 1025,
+		4095, 4096, 4097, MAX_PAYLOAD,
+	};
+	u8 *buf = kunit_kmalloc(test, 64 + MAX_PAYLOAD, GFP_KERNEL);
+	struct rnd_state rnd;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, buf);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 7);
+	prandom_bytes_state(&rnd, buf, 64 + MAX_PAYLOAD);
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		size_t head = prandom_u32_state(&rnd) % 65;
+		u32 seed = prandom_u32_state(&rnd);
+		u32 front = ref_crc32(seed, buf, head);
+		u32 part = sroce_icrc_update(0, buf + head, lens[i]);
+
+		KUNIT_EXPECT_EQ_MSG(test,
+				    sroce_icrc_combine(front, part, lens[i]),
+				    ref_crc32(seed, buf, head + lens[i]),
+				    "%zu bytes after %zu", lens[i], head);
+	}
+}
+
 /*
  * Flip every bit of the headers one at a time: the ICRC must stay the same
  * exactly when the bit is one it masks, and change otherwise.
@@ -331,6 +446,9 @@ static struct kunit_case sroce_icrc_cases[] = {
 	KUNIT_CASE(icrc_random_ipv4),
 	KUNIT_CASE(icrc_random_ipv6),
 	KUNIT_CASE(icrc_incremental),
+	KUNIT_CASE(icrc_copy),
+	KUNIT_CASE(icrc_copy_long),
+	KUNIT_CASE(icrc_combine),
 	KUNIT_CASE(icrc_random_grh),
 	KUNIT_CASE(icrc_masked_ipv4),
 	KUNIT_CASE(icrc_masked_ipv6),

@@ -135,7 +135,9 @@ static bool sroce_resp_read_send(struct sroce_qp *qp,
 			}
 			err = mr ? sroce_mr_copy_from(mr, mr_iova, data,
 						      payload,
+						      &pkt.payload_crc,
 						      &qp->resp.miss) : 0;
+			pkt.payload_crc_set = true;
 		}
 		if (mr)
 			sroce_mr_put(mr);

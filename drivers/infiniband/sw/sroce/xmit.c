@@ -265,15 +265,17 @@ u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
 
 /*
  * The ICRC of a packet whose network header is at skb->data: a GRH (RoCE
- * v1), an IPv6 or an IPv4 header. The headers up to the BTH are linear.
+ * v1), an IPv6 or an IPv4 header. The headers up to the BTH are linear, and
+ * so is the rest of a packet whose payload CRC @pkt has.
  */
-static __le32 sroce_pkt_icrc(struct sk_buff *skb, bool grh, bool ipv6)
+static __le32 sroce_pkt_icrc(struct sk_buff *skb, const struct sroce_pkt *pkt,
+			     bool grh, bool ipv6)
 {
 	unsigned int len = skb->len - SROCE_ICRC_LEN;
 	unsigned int hdrs = sizeof(struct sroce_bth);
 	u32 crc;
 
-	if (!skb_is_nonlinear(skb))
+	if (!skb_is_nonlinear(skb) && !pkt->payload_crc_set)
 		return grh ? sroce_icrc_packet_grh(skb->data, len) :
 			     sroce_icrc_packet(skb->data, ipv6, len);
 	if (grh) {
@@ -284,7 +286,17 @@ static __le32 sroce_pkt_icrc(struct sk_buff *skb, bool grh, bool ipv6)
 			(ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 		crc = sroce_icrc_hdr(skb->data, ipv6);
 	}
-	crc = sroce_icrc_skb(crc, skb, hdrs, len - hdrs);
+	if (pkt->payload_crc_set) {
+		/* The extension headers, then the payload's CRC, then the pad. */
+		unsigned int ext = len - hdrs - pkt->payload - pkt->bth.pad;
+		const u8 *pad = skb->data + hdrs + ext + pkt->payload;
+
+		crc = sroce_icrc_update(crc, skb->data + hdrs, ext);
+		crc = sroce_icrc_combine(crc, pkt->payload_crc, pkt->payload);
+		crc = sroce_icrc_update(crc, pad, pkt->bth.pad);
+	} else {
+		crc = sroce_icrc_skb(crc, skb, hdrs, len - hdrs);
+	}
 	return sroce_icrc_final(crc);
 }
 
@@ -476,14 +488,15 @@ static int sroce_pkt_sent_status(struct sroce_qp *qp, int err)
  * netdev of the source GID. No IP routing: the path is one link.
  */
 static int sroce_pkt_send_v1(struct sroce_qp *qp, const struct sroce_av *av,
-			     struct sk_buff *skb, __le32 *icrc)
+			     const struct sroce_pkt *pkt, struct sk_buff *skb,
+			     __le32 *icrc)
 {
 	struct net_device *ndev;
 	int err;
 
 	skb_reset_transport_header(skb);
 	sroce_push_ip6(skb, av, av->tclass, SROCE_GRH_NEXT_BTH);
-	*icrc = sroce_pkt_icrc(skb, true, true);
+	*icrc = sroce_pkt_icrc(skb, pkt, true, true);
 
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
@@ -700,7 +713,7 @@ static int sroce_pkt_xmit(struct sroce_qp *qp, const struct sroce_av *av,
 	}
 	pkt->skb = NULL;
 	if (av->v1)
-		return sroce_pkt_send_v1(qp, av, skb, icrc);
+		return sroce_pkt_send_v1(qp, av, pkt, skb, icrc);
 
 	sroce_push_udp(skb, qp->src_port);
 	/* A CNP is not ECN-capable: it must not be marked for a CNP. */
@@ -731,7 +744,7 @@ static int sroce_pkt_xmit(struct sroce_qp *qp, const struct sroce_av *av,
 			ip_hdr(skb)->id = htons(burst->count);
 	}
 
-	*icrc = sroce_pkt_icrc(skb, false, av->ipv6);
+	*icrc = sroce_pkt_icrc(skb, pkt, false, av->ipv6);
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
 	skb->ip_summed = CHECKSUM_NONE;

@@ -25,6 +25,10 @@ struct sroce_qp;
  * @tail: a zero-copy packet's pad and ICRC, in a small buffer of its own
  *	that sroce_pkt_send() attaches after the payload's page fragments;
  *	NULL for a packet built in its linear part
+ * @payload_crc: the payload's CRC, started from 0 (sroce_icrc_copy()), when
+ *	@payload_crc_set: computed as the payload was copied in, so that
+ *	the ICRC does not read the payload again
+ * @payload_crc_set: whether @payload_crc covers the whole payload
  */
 struct sroce_pkt {
 	struct sk_buff		*skb;
@@ -32,6 +36,8 @@ struct sroce_pkt {
 	const struct sroce_opcode_info *info;
 	u32			payload;
 	void			*tail;
+	u32			payload_crc;
+	bool			payload_crc_set;
 };
 
 bool sroce_pkt_zcopy_wanted(const struct sroce_qp *qp, u32 payload);
