@@ -496,7 +496,7 @@ u32 sroce_icrc_copy(u32 crc, void *dst, const void *src, size_t len);
  * Return: the running CRC, as sroce_icrc_update(@crc) over the bytes would
  * give.
  */
-u32 sroce_icrc_combine(u32 crc, u32 part_crc, size_t part_len);
+u32 sroce_icrc_combine(u32 crc, u32 part_crc, u32 part_len);
 
 /**
  * sroce_icrc_init() - choose how sroce_icrc_update() computes the CRC

@@ -42,9 +42,50 @@
 
 static u32 sroce_crc_tab[SROCE_CRC_SLICES][256] __ro_after_init;
 
+/*
+ * The CRC's running value is a polynomial over GF(2), bit 31 the
+ * coefficient of x^0 and bit 0 that of x^31 (reflected). Running it over
+ * a zero byte multiplies it by x^8 modulo the CRC's polynomial; entry k of
+ * this table is x^(8 * 2^k) modulo that polynomial, what running it over
+ * 2^k zero bytes multiplies it by.
+ */
+static u32 sroce_crc_pow[32] __ro_after_init;
+
+/* @a times @b modulo the CRC's polynomial, both reflected. */
+static u32 sroce_crc_mul(u32 a, u32 b)
+{
+	u32 prod = 0;
+	int i;
+
+	for (i = 0; i < 32; i++, a <<= 1) {
+		if (a & BIT(31))
+			prod ^= b;
+		/* b times x: x^31's coefficient carries into x^32 = poly. */
+		b = (b >> 1) ^ (b & 1 ? SROCE_CRC_POLY : 0);
+	}
+	return prod;
+}
+
+/* The running value after @len zero bytes. */
+static u32 sroce_crc_shift(u32 crc, u32 len)
+{
+	unsigned int k;
+
+	for (k = 0; len; k++, len >>= 1)
+		if (len & 1)
+			crc = sroce_crc_mul(crc, sroce_crc_pow[k]);
+	return crc;
+}
+
 static void __init sroce_crc_tab_init(void)
 {
 	unsigned int i, k;
+
+	/* x^8: bit 31 is x^0. */
+	sroce_crc_pow[0] = BIT(31 - 8);
+	for (k = 1; k < ARRAY_SIZE(sroce_crc_pow); k++)
+		sroce_crc_pow[k] = sroce_crc_mul(sroce_crc_pow[k - 1],
+						 sroce_crc_pow[k - 1]);
 
 	for (i = 0; i < 256; i++) {
 		u32 crc = i;
@@ -232,14 +273,15 @@ u32 sroce_icrc_copy(u32 crc, void *dst, const void *src, size_t len)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_copy);
 
-u32 sroce_icrc_combine(u32 crc, u32 part_crc, size_t part_len)
+u32 sroce_icrc_combine(u32 crc, u32 part_crc, u32 part_len)
 {
 	/*
 	 * The CRC is linear: running it from @crc over the part equals
 	 * running it from @crc over as many zero bytes (the shift) plus
-	 * running it from 0 over the part.
+	 * running it from 0 over the part. A full packet's payload is a
+	 * power of two long, one multiplication.
 	 */
-	return crc32_le_shift(crc, part_len) ^ part_crc;
+	return sroce_crc_shift(crc, part_len) ^ part_crc;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_combine);
 
