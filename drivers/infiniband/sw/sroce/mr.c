@@ -590,10 +590,7 @@ static int sroce_mr_xfer_piece(struct sroce_mr_xfer *x, void *va, u32 n)
 		x->src += n;
 		break;
 	case SROCE_MR_COPY_FROM:
-		if (x->crc)
-			*x->crc = sroce_icrc_copy(*x->crc, x->dst, va, n);
-		else
-			memcpy(x->dst, va, n);
+		*x->crc = sroce_icrc_copy(*x->crc, x->dst, va, n);
 		x->dst += n;
 		break;
 	case SROCE_MR_COPY_SKB:
@@ -734,7 +731,8 @@ static int sroce_mr_walk(struct sroce_mr *mr, u64 iova, u32 len,
  * @iova: source address
  * @dst: where the bytes go
  * @len: their count
- * @crc: NULL, or an ICRC to continue over the bytes as they are copied
+ * @crc: an ICRC continued over the bytes as they are copied: every copy
+ *	out of a region goes into a packet
  * @miss: where an on-demand region records pages it needs faulted in
  *
  * Context: any; does not sleep.

@@ -140,7 +140,8 @@ int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
  * enum sroce_mr_op - what a walk over registered memory does with each
  * contiguous piece of it
  * @SROCE_MR_COPY_TO: copy bytes from a buffer into the memory
- * @SROCE_MR_COPY_FROM: copy the memory's bytes out to a buffer
+ * @SROCE_MR_COPY_FROM: copy the memory's bytes out to a packet, continuing
+ *	its ICRC over them
  * @SROCE_MR_COPY_SKB: copy a packet's payload into the memory
  * @SROCE_MR_ATOMIC: an atomic operation on 8 bytes (struct sroce_atomic_op)
  * @SROCE_MR_ATTACH: attach the memory's pages to a packet being built, as
@@ -163,7 +164,7 @@ struct sroce_pkt;
  * @op: enum sroce_mr_op
  * @src: SROCE_MR_COPY_TO: the bytes; advances
  * @dst: SROCE_MR_COPY_FROM: where the bytes go; advances
- * @crc: SROCE_MR_COPY_FROM: when set, an ICRC continued over the bytes
+ * @crc: SROCE_MR_COPY_FROM: an ICRC continued over the bytes
  *	(sroce_icrc_copy())
  * @skb: SROCE_MR_COPY_SKB: the packet
  * @skb_off: SROCE_MR_COPY_SKB: offset of the next byte in @skb; advances
