@@ -146,9 +146,15 @@ static u32 sroce_crc_tables_copy(u32 crc, u8 *d, const u8 *p, size_t len)
 		put_unaligned(hi, (__le64 *)(d + 8));
 		crc = sroce_crc_step(le64_to_cpu(lo) ^ crc, le64_to_cpu(hi));
 	}
+	/*
+	 * Each byte read once: a process may be writing its region meanwhile,
+	 * and the CRC must cover the byte stored, as the words above do.
+	 */
 	while (len--) {
-		*d++ = *p;
-		crc = sroce_crc_byte(crc, *p++);
+		u8 b = *p++;
+
+		*d++ = b;
+		crc = sroce_crc_byte(crc, b);
 	}
 	return crc;
 }
