@@ -498,6 +498,12 @@ u32 sroce_icrc_copy(u32 crc, void *dst, const void *src, size_t len);
  */
 u32 sroce_icrc_combine(u32 crc, u32 part_crc, u32 part_len);
 
+struct sk_buff;
+u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
+		   unsigned int len);
+u32 sroce_icrc_copy_skb(u32 crc, void *dst, struct sk_buff *skb,
+			unsigned int offset, unsigned int len);
+
 /**
  * sroce_icrc_init() - choose how sroce_icrc_update() computes the CRC
  *

@@ -8,6 +8,7 @@
 
 #include <kunit/test.h>
 #include <linux/prandom.h>
+#include <linux/skbuff.h>
 #include <linux/string.h>
 
 #include <sroce/wire.h>
@@ -330,6 +331,92 @@ static void icrc_copy_long(struct kunit *test)
 	}
 }
 
+/* The linear part and the page fragments of icrc_copy_skb()'s packet. */
+#define SKB_HEAD	100
+static const unsigned int skb_frag_lens[] = { 1, 4096, 7, 2000, 3 };
+
+/*
+ * A packet laid out as a received one may be: a linear head, then page
+ * fragments of odd sizes, filled with @src's bytes in order.
+ */
+static struct sk_buff *icrc_skb_build(struct kunit *test, const u8 *src)
+{
+	struct sk_buff *skb = alloc_skb(SKB_HEAD, GFP_KERNEL);
+	unsigned int i, off = SKB_HEAD;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
+	skb_put_data(skb, src, SKB_HEAD);
+	for (i = 0; i < ARRAY_SIZE(skb_frag_lens); i++) {
+		struct page *page = alloc_page(GFP_KERNEL);
+		/* An odd offset in the page, where the fragment fits. */
+		unsigned int in = i * 3 % (PAGE_SIZE - skb_frag_lens[i] + 1);
+
+		if (!page)
+			kfree_skb(skb);
+		KUNIT_ASSERT_NOT_NULL(test, page);
+		memcpy(page_address(page) + in, src + off, skb_frag_lens[i]);
+		skb_add_rx_frag(skb, i, page, in, skb_frag_lens[i], PAGE_SIZE);
+		off += skb_frag_lens[i];
+	}
+	return skb;
+}
+
+/*
+ * sroce_icrc_copy_skb() and sroce_icrc_skb() across the head and the
+ * fragments of a packet, from offsets and for lengths that start and end
+ * in each part and on its edges: the bytes copied, nothing written past
+ * them, and the reference CRC.
+ */
+static void icrc_copy_skb(struct kunit *test)
+{
+	static const unsigned int edges[] = { 0, 1, 99, 100, 101, 102, 2000,
+					      4196, 4197, 4203, 5000, 6203,
+					      6204, 6206, 6207 };
+	unsigned int total = SKB_HEAD, a, b;
+	struct rnd_state rnd;
+	struct sk_buff *skb;
+	u8 *src, *dst;
+
+	for (a = 0; a < ARRAY_SIZE(skb_frag_lens); a++)
+		total += skb_frag_lens[a];
+	src = kunit_kmalloc(test, total, GFP_KERNEL);
+	dst = kunit_kmalloc(test, total + COPY_GUARD, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 8);
+	prandom_bytes_state(&rnd, src, total);
+	skb = icrc_skb_build(test, src);
+	KUNIT_ASSERT_EQ(test, skb->len, total);
+	for (a = 0; a < ARRAY_SIZE(edges); a++) {
+		for (b = a; b < ARRAY_SIZE(edges); b++) {
+			unsigned int off = edges[a], len = edges[b] - off;
+			u32 seed = prandom_u32_state(&rnd);
+			u32 want = ref_crc32(seed, src + off, len);
+			unsigned int i;
+
+			if (edges[b] > total)
+				continue;
+			memset(dst, 0xa5, total + COPY_GUARD);
+			KUNIT_EXPECT_EQ_MSG(test,
+					    sroce_icrc_copy_skb(seed, dst, skb,
+								off, len),
+					    want, "copy, %u bytes at %u", len,
+					    off);
+			KUNIT_EXPECT_EQ_MSG(test,
+					    sroce_icrc_skb(seed, skb, off, len),
+					    want, "CRC, %u bytes at %u", len,
+					    off);
+			SROCE_EXPECT_BYTES(test, dst, src + off, len,
+					   "skb copy");
+			for (i = len; i < len + COPY_GUARD; i++)
+				KUNIT_EXPECT_EQ(test, dst[i], 0xa5);
+			if (test->status == KUNIT_FAILURE)
+				break;
+		}
+	}
+	kfree_skb(skb);
+}
+
 /*
  * A CRC continued over a part equals one combined with the part's own CRC
  * from 0: how a sender joins a payload's CRC, computed as it copied the
@@ -449,6 +536,7 @@ static struct kunit_case sroce_icrc_cases[] = {
 	KUNIT_CASE(icrc_copy),
 	KUNIT_CASE(icrc_copy_long),
 	KUNIT_CASE(icrc_combine),
+	KUNIT_CASE(icrc_copy_skb),
 	KUNIT_CASE(icrc_random_grh),
 	KUNIT_CASE(icrc_masked_ipv4),
 	KUNIT_CASE(icrc_masked_ipv6),

@@ -18,8 +18,11 @@
 #              the counters must show timeouts and sequence NAKs
 #   reorder:   10 ms delay for 75% of the packets; sequence NAKs
 #   duplicate: 2% duplicates; duplicate requests answered, data intact
-#   corrupt:   1% bit flips in the headers netem can reach; they must fail
-#              the ICRC (rx_bad_icrc) and never be placed: data verified
+#   corrupt:   1% bit flips in the bytes netem can reach; they must fail
+#              the ICRC (rx_bad_icrc). A middle or last packet of a message
+#              is checked in the copy that places it: the damaged bytes it
+#              left are overwritten when the good packet comes again, and
+#              the data is verified
 #
 # Counters are compared before and after each case, on both VMs. For a
 # one-off run of some cases (tests/vm/shell.sh), FAULTS_CASES lists them,
@@ -393,6 +396,7 @@ case_corrupt() {
 			"client counters: $(ctr_nonzero "$CLI_D")" \
 			"server counters: $(ctr_nonzero "$SRV_D")"
 	fi
+	expect_ctr "corrupt: packets checked in the copy that placed them" srv rx_icrc_in_copy -gt 0
 }
 
 for c in ${FAULTS_CASES:-rnr retry loss reorder duplicate corrupt}; do

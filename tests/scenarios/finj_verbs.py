@@ -367,6 +367,11 @@ def case_dup_corrupt(cli, srv):
     got = delta(srv.stats(), b_srv, "rx_bad_icrc")
     tap(bad > 0 and got == bad, "corrupt: each corrupted packet dropped "
         "for its ICRC", "corrupted %d, ICRC drops %d" % (bad, got))
+    # Each message's middle and last packets (three of its four) are
+    # checked in the copy that places them, the retransmitted ones too.
+    late = delta(srv.stats(), b_srv, "rx_icrc_in_copy")
+    tap(late >= 3 * 20, "corrupt: middle and last packets checked in the "
+        "copy that placed them", "rx_icrc_in_copy %d for 20 messages" % late)
 
 
 def case_delay(cli, srv, ipv):

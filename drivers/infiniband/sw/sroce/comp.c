@@ -415,7 +415,7 @@ static bool sroce_comp_read_place(struct sroce_qp *qp, struct sk_buff *skb,
 
 	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, wqe->sge,
 				    wqe->num_sge, wqe->sent, skb, off, payload,
-				    &qp->req.miss);
+				    NULL, &qp->req.miss);
 	if (err == -EAGAIN) {
 		sroce_comp_miss(qp, skb, psn, recorded);
 		return false;

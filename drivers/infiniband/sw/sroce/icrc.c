@@ -16,6 +16,7 @@
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/sizes.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/udp.h>
@@ -290,6 +291,68 @@ u32 sroce_icrc_combine(u32 crc, u32 part_crc, u32 part_len)
 	return sroce_crc_shift(crc, part_len) ^ part_crc;
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_combine);
+
+/**
+ * sroce_icrc_skb() - continue an ICRC over bytes of an skb
+ * @crc: the running CRC
+ * @skb: the packet
+ * @offset: the first byte, from skb->data
+ * @len: the byte count
+ *
+ * The bytes may be in the linear part or in page fragments (a received
+ * packet, or a zero-copy one being sent).
+ *
+ * Return: the running CRC.
+ */
+u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
+		   unsigned int len)
+{
+	struct skb_seq_state st;
+	unsigned int consumed = 0, n;
+	const u8 *data;
+
+	skb_prepare_seq_read(skb, offset, offset + len, &st);
+	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
+		/* A block may run past the end asked for. */
+		n = min(n, len - consumed);
+		crc = sroce_icrc_update(crc, data, n);
+		consumed += n;
+	}
+	skb_abort_seq_read(&st);
+	return crc;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_skb);
+
+/**
+ * sroce_icrc_copy_skb() - copy bytes out of an skb, continuing an ICRC
+ * @crc: the running CRC
+ * @dst: where the bytes go
+ * @skb: the packet
+ * @offset: the first byte, from skb->data
+ * @len: the byte count
+ *
+ * As sroce_icrc_skb() followed by skb_copy_bits(), in one pass: each byte
+ * is read once, so the CRC covers exactly what was stored.
+ *
+ * Return: the running CRC.
+ */
+u32 sroce_icrc_copy_skb(u32 crc, void *dst, struct sk_buff *skb,
+			unsigned int offset, unsigned int len)
+{
+	struct skb_seq_state st;
+	unsigned int consumed = 0, n;
+	const u8 *data;
+
+	skb_prepare_seq_read(skb, offset, offset + len, &st);
+	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
+		n = min(n, len - consumed);
+		crc = sroce_icrc_copy(crc, dst + consumed, data, n);
+		consumed += n;
+	}
+	skb_abort_seq_read(&st);
+	return crc;
+}
+EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_copy_skb);
 
 /* The self-test's buffer, and the piece a packet's payload comes in. */
 #define SROCE_ICRC_TEST_LEN	SZ_64K

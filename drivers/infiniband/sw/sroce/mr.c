@@ -594,7 +594,13 @@ static int sroce_mr_xfer_piece(struct sroce_mr_xfer *x, void *va, u32 n)
 		x->dst += n;
 		break;
 	case SROCE_MR_COPY_SKB:
-		err = skb_copy_bits(x->skb, x->skb_off, va, n);
+		if (!x->crc)
+			err = skb_copy_bits(x->skb, x->skb_off, va, n);
+		else if (x->skb_off < 0 || x->skb_off + n > x->skb->len)
+			err = -EFAULT;
+		else
+			*x->crc = sroce_icrc_copy_skb(*x->crc, va, x->skb,
+						      x->skb_off, n);
 		x->skb_off += n;
 		break;
 	case SROCE_MR_ATOMIC:
@@ -757,19 +763,22 @@ int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
  * @skb: the packet
  * @offset: offset of the payload in @skb's data
  * @len: bytes to copy
+ * @crc: NULL, or an ICRC continued over the bytes as they are copied (the
+ *	receiver's check of a packet placed before it is known good)
  * @miss: as for sroce_mr_copy_from()
  *
  * Context: any; does not sleep.
  * Return: 0, -EAGAIN as sroce_mr_copy_from(), or another negative errno when
  * @skb is shorter than claimed.
  */
-int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
-		      int offset, u32 len, struct sroce_odp_miss *miss)
+int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, struct sk_buff *skb,
+		      int offset, u32 len, u32 *crc, struct sroce_odp_miss *miss)
 {
 	struct sroce_mr_xfer x = {
 		.op = SROCE_MR_COPY_SKB,
 		.skb = skb,
 		.skb_off = offset,
+		.crc = crc,
 	};
 
 	return sroce_mr_walk(mr, iova, len, &x, miss);
@@ -858,13 +867,14 @@ int sroce_sge_walk(struct sroce_sge_cursor *cur, struct sroce_mr_xfer *x,
  * @skb: the packet
  * @skb_off: offset of the payload in @skb's data
  * @len: bytes to place
+ * @crc: as for sroce_mr_copy_skb()
  * @miss: as for sroce_mr_copy_from()
  *
  * Return: as sroce_sge_walk().
  */
 int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 			  const struct ib_sge *sge, u32 num_sge, u32 offset,
-			  const struct sk_buff *skb, int skb_off, u32 len,
+			  struct sk_buff *skb, int skb_off, u32 len, u32 *crc,
 			  struct sroce_odp_miss *miss)
 {
 	struct sroce_sge_cursor cur;
@@ -872,6 +882,7 @@ int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 		.op = SROCE_MR_COPY_SKB,
 		.skb = skb,
 		.skb_off = skb_off,
+		.crc = crc,
 	};
 
 	sroce_sge_cursor_init(&cur, sdev, pd, sge, num_sge, offset, miss);

@@ -133,8 +133,8 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 			const struct sroce_qp *remote_qp);
 int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
 		       u32 *crc, struct sroce_odp_miss *miss);
-int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
-		      int offset, u32 len, struct sroce_odp_miss *miss);
+int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, struct sk_buff *skb,
+		      int offset, u32 len, u32 *crc, struct sroce_odp_miss *miss);
 
 /**
  * enum sroce_mr_op - what a walk over registered memory does with each
@@ -165,7 +165,7 @@ struct sroce_pkt;
  * @src: SROCE_MR_COPY_TO: the bytes; advances
  * @dst: SROCE_MR_COPY_FROM: where the bytes go; advances
  * @crc: SROCE_MR_COPY_FROM: an ICRC continued over the bytes
- *	(sroce_icrc_copy())
+ *	(sroce_icrc_copy()); SROCE_MR_COPY_SKB: the same, or NULL
  * @skb: SROCE_MR_COPY_SKB: the packet
  * @skb_off: SROCE_MR_COPY_SKB: offset of the next byte in @skb; advances
  * @atomic: SROCE_MR_ATOMIC: the operation
@@ -176,7 +176,7 @@ struct sroce_mr_xfer {
 	const void		*src;
 	void			*dst;
 	u32			*crc;
-	const struct sk_buff	*skb;
+	struct sk_buff		*skb;
 	int			skb_off;
 	struct sroce_atomic_op	*atomic;
 	struct sroce_pkt	*pkt;
@@ -230,7 +230,7 @@ int sroce_sge_walk(struct sroce_sge_cursor *cur, struct sroce_mr_xfer *x,
 		   u32 len);
 int sroce_sge_scatter_skb(struct sroce_dev *sdev, struct ib_pd *pd,
 			  const struct ib_sge *sge, u32 num_sge, u32 offset,
-			  const struct sk_buff *skb, int skb_off, u32 len,
+			  struct sk_buff *skb, int skb_off, u32 len, u32 *crc,
 			  struct sroce_odp_miss *miss);
 int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 		      const struct ib_sge *sge, u32 num_sge, u32 offset,

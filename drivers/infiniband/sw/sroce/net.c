@@ -6,6 +6,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <net/netns/generic.h>
 #include <net/net_namespace.h>
@@ -26,6 +27,7 @@
 #include "mcast.h"
 #include "qp.h"
 #include "resp.h"
+#include "rx.h"
 #include "sroce.h"
 #include "stats.h"
 #include "xmit.h"
@@ -53,23 +55,188 @@ static struct sroce_net *sroce_net(struct net *net)
 }
 
 /*
+ * The smallest payload placed before its packet's ICRC is checked: below
+ * it the pass saved is not worth the check's bookkeeping.
+ */
+#define SROCE_RX_ICRC_LATE_MIN	256
+
+static bool sroce_icrc_in_copy = true;
+module_param_named(icrc_in_copy, sroce_icrc_in_copy, bool, 0644);
+MODULE_PARM_DESC(icrc_in_copy,
+		 "Check the ICRC of SEND and WRITE middle and last packets in the copy that places them (default: on)");
+
+/**
+ * struct sroce_rx_cb - the ICRC check of a packet placed before it is done
+ * @hdr_crc: the running CRC over everything in front of the payload
+ * @icrc: the ICRC the packet carries
+ * @payload_off: offset of the payload from the UDP header
+ * @payload: payload bytes; the pad and the ICRC follow
+ * @pending: the check is still to be done; false for every other packet
+ *
+ * Kept in the skb's control buffer from reception until the packet's
+ * handler places the payload (sroce_rx_icrc_begin()) or does anything else
+ * with it (sroce_rx_icrc_end()), including after a wait in a backlog.
+ */
+struct sroce_rx_cb {
+	u32	hdr_crc;
+	__le32	icrc;
+	u16	payload_off;
+	u16	payload;
+	bool	pending;
+};
+
+static struct sroce_rx_cb *sroce_rx_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct sroce_rx_cb) > sizeof(skb->cb));
+	return (struct sroce_rx_cb *)skb->cb;
+}
+
+/* The ICRC's running CRC over the bytes of @skb before offset @end. */
+static u32 sroce_rx_icrc_head(struct sk_buff *skb, bool ipv6,
+			      unsigned int end)
+{
+	unsigned int hdrs = sizeof(struct udphdr) + sizeof(struct sroce_bth);
+	u32 crc;
+
+	if (skb->protocol == htons(ETH_P_IBOE))
+		crc = sroce_icrc_hdr_grh(skb_network_header(skb));
+	else
+		crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
+	return sroce_icrc_skb(crc, skb, hdrs, end - hdrs);
+}
+
+/*
  * Check the ICRC; the headers up to the BTH are in the linear part.
  * Return: 0 when it matches, else the ICRC the packet should have had.
  */
 static u32 sroce_icrc_check(struct sk_buff *skb, bool ipv6, __le32 *icrc)
 {
-	unsigned int hdrs = sizeof(struct udphdr) + sizeof(struct sroce_bth);
 	u32 crc;
 
 	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, icrc, sizeof(*icrc)))
 		return 1;
-	if (skb->protocol == htons(ETH_P_IBOE))
-		crc = sroce_icrc_hdr_grh(skb_network_header(skb));
-	else
-		crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
-	crc = sroce_icrc_skb(crc, skb, hdrs, skb->len - hdrs - SROCE_ICRC_LEN);
+	crc = sroce_rx_icrc_head(skb, ipv6, skb->len - SROCE_ICRC_LEN);
 	return sroce_icrc_final(crc) == *icrc ? 0 :
 	       le32_to_cpu(sroce_icrc_final(crc)) ?: 1;
+}
+
+/* Count and report a packet whose ICRC is not the one computed, @want. */
+static void sroce_rx_bad_icrc(struct sroce_dev *sdev, struct sk_buff *skb,
+			      __le32 icrc, u32 want)
+{
+	const struct sroce_bth *bth = (void *)skb->data + sizeof(struct udphdr);
+	const struct sroce_opcode_info *info = sroce_opcode_get(bth->opcode);
+
+	sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_ICRC, sroce_bth_qpn(bth),
+		      sroce_bth_psn(bth));
+	ibdev_warn_ratelimited(&sdev->ibdev,
+			       "bad ICRC %08x (expected %08x): %s over %s, %u bytes, dropped\n",
+			       le32_to_cpu(icrc), want,
+			       info ? info->name : "CNP",
+			       skb->protocol == htons(ETH_P_IBOE) ? "RoCE v1" :
+			       ip_hdr(skb)->version == 4 ? "IPv4" : "IPv6",
+			       skb->len);
+}
+
+/*
+ * Whether the ICRC check of a packet may wait for the copy of its payload
+ * into the destination, which then computes it on the way: a SEND's or
+ * WRITE's middle or last packet, whose bytes go where the message in
+ * progress says, not where the packet's own headers say; its handler
+ * places it first only when it fits that message exactly (see
+ * sroce_resp_continues()). A damaged packet so placed leaves its bytes
+ * where the good one, sent again, puts its own. An ECN-marked packet is
+ * checked first: the mark slows the requester down before placement.
+ */
+static bool sroce_rx_icrc_may_wait(const struct sroce_opcode_info *info,
+				   int len, bool ce)
+{
+	return READ_ONCE(sroce_icrc_in_copy) && !ce &&
+	       len >= SROCE_RX_ICRC_LATE_MIN &&
+	       (info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE)) &&
+	       (info->flags & (SROCE_OPF_MIDDLE | SROCE_OPF_LAST));
+}
+
+/* Record what the check of a packet placed first needs. */
+static bool sroce_rx_icrc_wait(struct sk_buff *skb, bool ipv6,
+			       unsigned int hdr_len, int len)
+{
+	struct sroce_rx_cb *cb = sroce_rx_cb(skb);
+	unsigned int off = sizeof(struct udphdr) + hdr_len;
+
+	if (len > U16_MAX ||
+	    skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, &cb->icrc,
+			  sizeof(cb->icrc)))
+		return false;
+	cb->hdr_crc = sroce_rx_icrc_head(skb, ipv6, off);
+	cb->payload_off = off;
+	cb->payload = len;
+	cb->pending = true;
+	return true;
+}
+
+/**
+ * sroce_rx_icrc_begin() - start the ICRC check of a packet being placed
+ * @skb: the packet, as its handler has it
+ * @crc: where the running CRC is kept
+ *
+ * Return: @crc, to be given to the copy that places the whole payload in
+ * order (sroce_mr_copy_skb(), sroce_sge_scatter_skb()) and then to
+ * sroce_rx_icrc_end(); NULL when the packet's ICRC was checked already.
+ */
+u32 *sroce_rx_icrc_begin(struct sk_buff *skb, u32 *crc)
+{
+	struct sroce_rx_cb *cb = sroce_rx_cb(skb);
+
+	if (!cb->pending)
+		return NULL;
+	*crc = cb->hdr_crc;
+	return crc;
+}
+
+/**
+ * sroce_rx_icrc_end() - finish the ICRC check of a packet, if it waits
+ * @sdev: the device that received it
+ * @skb: the packet
+ * @crc: from sroce_rx_icrc_begin(), once the whole payload is placed; NULL
+ *	to check the packet from its bytes (anything else its handler does
+ *	with it, a failed placement included, waits for this)
+ *
+ * A bad packet is counted (rx_bad_icrc) and reported; its handler drops
+ * it, changing nothing.
+ *
+ * Return: whether the packet is known good.
+ */
+bool sroce_rx_icrc_end(struct sroce_dev *sdev, struct sk_buff *skb,
+		       const u32 *crc)
+{
+	struct sroce_rx_cb *cb = sroce_rx_cb(skb);
+	unsigned int end;
+	u32 run;
+
+	if (!cb->pending)
+		return true;
+	cb->pending = false;
+	if (crc)
+		sroce_stat_inc(sdev, SROCE_STAT_RX_ICRC_IN_COPY);
+	end = cb->payload_off + cb->payload;
+	run = crc ? *crc : sroce_icrc_skb(cb->hdr_crc, skb, cb->payload_off,
+					  cb->payload);
+	/* The pad. */
+	run = sroce_icrc_skb(run, skb, end, skb->len - SROCE_ICRC_LEN - end);
+	if (sroce_icrc_final(run) == cb->icrc)
+		return true;
+	sroce_rx_bad_icrc(sdev, skb, cb->icrc,
+			  le32_to_cpu(sroce_icrc_final(run)));
+	return false;
+}
+
+/* Drop a packet, counted as @reason once its ICRC is known good. */
+static void sroce_rx_refuse(struct sroce_dev *sdev, struct sk_buff *skb,
+			    enum sroce_stat reason, u32 qpn, u32 psn)
+{
+	if (sroce_rx_icrc_end(sdev, skb, NULL))
+		sroce_rx_drop(sdev, reason, qpn, psn);
 }
 
 /* The device a packet is for: the one on its netdev, else by address. */
@@ -184,25 +351,28 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv6,
 	struct sroce_qp *qp;
 
 	if (!sroce_rx_pkey_ok(bth)) {
-		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_PKEY, qpn, psn);
+		sroce_rx_refuse(sdev, skb, SROCE_STAT_RX_BAD_PKEY, qpn, psn);
 		return;
 	}
 	if (qpn == SROCE_MCAST_QPN) {
-		sroce_mcast_rx(sdev, skb, bth, info, payload);
+		if (sroce_rx_icrc_end(sdev, skb, NULL))
+			sroce_mcast_rx(sdev, skb, bth, info, payload);
 		return;
 	}
 	qp = sroce_qp_lookup(sdev, qpn);
 	if (!qp) {
-		sroce_rx_drop(sdev, SROCE_STAT_RX_NO_QP, qpn, psn);
+		sroce_rx_refuse(sdev, skb, SROCE_STAT_RX_NO_QP, qpn, psn);
 		return;
 	}
 	if (!sroce_qp_takes(qp, info)) {
-		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_OPCODE, qpn, psn);
+		sroce_rx_refuse(sdev, skb, SROCE_STAT_RX_BAD_OPCODE, qpn, psn);
 	} else if (!sroce_rx_from_peer(qp, skb, ipv6)) {
-		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_SOURCE, qpn, psn);
+		sroce_rx_refuse(sdev, skb, SROCE_STAT_RX_BAD_SOURCE, qpn, psn);
 	} else if (info->flags & SROCE_OPF_RESP) {
-		sroce_comp_recv(qp, skb, bth, info, payload);
+		if (sroce_rx_icrc_end(sdev, skb, NULL))
+			sroce_comp_recv(qp, skb, bth, info, payload);
 	} else {
+		/* A request's handler finishes its ICRC check. */
 		sroce_resp_recv(qp, skb, bth, info, payload);
 		/* The requester of a marked request is told to slow down. */
 		if (ce && qp->type == IB_QPT_RC)
@@ -272,21 +442,16 @@ static void sroce_rx_packet(struct sroce_dev *sdev, struct sk_buff *skb,
 			       sroce_bth_pad(bth) + SROCE_ICRC_LEN);
 	if (len < 0 || (len && !payload_ok))
 		goto bad_header;
-	want = sroce_icrc_check(skb, ipv6, &icrc);
-	if (want) {
-		sroce_rx_drop(sdev, SROCE_STAT_RX_BAD_ICRC, sroce_bth_qpn(bth),
-			      sroce_bth_psn(bth));
-		ibdev_warn_ratelimited(&sdev->ibdev,
-				       "bad ICRC %08x (expected %08x): %s over %s, %u bytes, dropped\n",
-				       le32_to_cpu(icrc), want,
-				       info ? info->name : "CNP",
-				       skb->protocol == htons(ETH_P_IBOE) ?
-				       "RoCE v1" : ipv6 ? "IPv6" : "IPv4",
-				       skb->len);
-		goto drop;
-	}
-
 	ce = sroce_cc_rx_ce(skb, ipv6);
+	sroce_rx_cb(skb)->pending = false;
+	if (!info || !sroce_rx_icrc_may_wait(info, len, ce) ||
+	    !sroce_rx_icrc_wait(skb, ipv6, hdr_len, len)) {
+		want = sroce_icrc_check(skb, ipv6, &icrc);
+		if (want) {
+			sroce_rx_bad_icrc(sdev, skb, icrc, want);
+			goto drop;
+		}
+	}
 	if (ce)
 		sroce_stat_inc(sdev, SROCE_STAT_ECN_MARKED);
 	if (info)

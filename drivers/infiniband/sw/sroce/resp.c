@@ -26,6 +26,7 @@
 #include "odp.h"
 #include "qp.h"
 #include "resp.h"
+#include "rx.h"
 #include "sroce.h"
 #include "stats.h"
 #include "trace.h"
@@ -349,6 +350,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 			    const struct sroce_opcode_info *info, u32 psn,
 			    u32 payload)
 {
+	u32 run, *crc;
 	int err;
 
 	if (sroce_resp_take_rwqe(qp, psn))
@@ -360,11 +362,14 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 		sroce_resp_fatal(qp, psn, SROCE_NAK_INVALID_REQ);
 		return;
 	}
+	crc = sroce_rx_icrc_begin(skb, &run);
 	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, qp->resp.rwqe.sge,
 				    qp->resp.rwqe.num_sge,
 				    qp->resp.recv_offset, skb,
-				    sroce_resp_payload_off(info), payload,
+				    sroce_resp_payload_off(info), payload, crc,
 				    &qp->resp.miss);
+	if (!sroce_rx_icrc_end(qp->sdev, skb, err ? NULL : crc))
+		return;
 	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
 		return;
 	if (err) {
@@ -461,7 +466,7 @@ static void sroce_resp_write_end(struct sroce_qp *qp)
  */
 static int sroce_resp_write_data(struct sroce_qp *qp, struct sk_buff *skb,
 				 const struct sroce_opcode_info *info,
-				 u32 payload)
+				 u32 payload, u32 *crc)
 {
 	struct sroce_mr *mr;
 	u64 mr_iova;
@@ -474,7 +479,7 @@ static int sroce_resp_write_data(struct sroce_qp *qp, struct sk_buff *skb,
 	if (!mr)
 		return -EACCES;
 	err = sroce_mr_copy_skb(mr, mr_iova, skb,
-				sroce_resp_payload_off(info), payload,
+				sroce_resp_payload_off(info), payload, crc,
 				&qp->resp.miss);
 	sroce_mr_put(mr);
 	return err;
@@ -486,6 +491,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 			     u32 payload)
 {
 	bool last = info->flags & (SROCE_OPF_LAST | SROCE_OPF_ONLY);
+	u32 run, *crc;
 	int err;
 
 	if ((info->flags & (SROCE_OPF_FIRST | SROCE_OPF_ONLY)) &&
@@ -503,7 +509,10 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 			sroce_resp_write_end(qp);
 		return;
 	}
-	err = sroce_resp_write_data(qp, skb, info, payload);
+	crc = sroce_rx_icrc_begin(skb, &run);
+	err = sroce_resp_write_data(qp, skb, info, payload, crc);
+	if (!sroce_rx_icrc_end(qp->sdev, skb, err ? NULL : crc))
+		return;
 	/* A first packet is checked again when retried after a fault. */
 	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
 		return;
@@ -637,7 +646,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb,
 					    qp->resp.rwqe.num_sge,
 					    SROCE_GRH_LEN, skb,
 					    sroce_resp_payload_off(info),
-					    payload, &qp->resp.miss);
+					    payload, NULL, &qp->resp.miss);
 	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
 		return;
 	qp->resp.rwqe_valid = false;
@@ -675,6 +684,36 @@ static bool sroce_resp_state_ok(struct sroce_qp *qp)
 	}
 }
 
+/*
+ * Whether a request goes straight to the placement of its payload: the
+ * expected middle or last packet of the RC or UC message in progress, of
+ * a size that message takes. Only such a packet may be placed before its
+ * ICRC is checked (net.c), the copy computing it; this must imply every
+ * check sroce_resp_handle(), sroce_resp_send() and sroce_resp_write() make
+ * before they place, since each of those acts on the packet. Fault
+ * injection's NAKs are the exception: they answer the PSN, not the packet.
+ */
+static bool sroce_resp_continues(struct sroce_qp *qp,
+				 const struct sroce_opcode_info *info, u32 psn,
+				 u32 payload)
+{
+	bool last = info->flags & SROCE_OPF_LAST;
+
+	if (qp->type == IB_QPT_UD || !sroce_resp_state_ok(qp) ||
+	    !(info->flags & (SROCE_OPF_MIDDLE | SROCE_OPF_LAST)) ||
+	    psn != qp->resp.epsn || !sroce_resp_opcode_ok(qp, info) ||
+	    !sroce_resp_size_ok(qp, info, payload))
+		return false;
+	if (info->flags & SROCE_OPF_SEND)
+		return qp->resp.rwqe_valid &&
+		       payload <= qp->resp.rwqe.length - qp->resp.recv_offset;
+	if (!(info->flags & SROCE_OPF_WRITE))
+		return false;
+	return payload <= qp->resp.write_resid &&
+	       (!last || payload == qp->resp.write_resid) &&
+	       (!(info->flags & SROCE_OPF_IMM) || qp->resp.rwqe_valid);
+}
+
 static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 			      const struct sroce_bth *bth,
 			      const struct sroce_opcode_info *info, u32 payload)
@@ -682,6 +721,9 @@ static void sroce_resp_handle(struct sroce_qp *qp, struct sk_buff *skb,
 	u32 psn = sroce_bth_psn(bth);
 
 	lockdep_assert_held(&qp->resp.lock);
+	if (!sroce_resp_continues(qp, info, psn, payload) &&
+	    !sroce_rx_icrc_end(qp->sdev, skb, NULL))
+		return;
 	if (!sroce_resp_state_ok(qp)) {
 		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BAD_QP_STATE, psn);
 		return;
@@ -743,7 +785,7 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 	if (qp->resp.busy) {
 		if (skb_queue_len(&qp->resp.backlog) < SROCE_RESP_BACKLOG)
 			skb_queue_tail(&qp->resp.backlog, skb_get(skb));
-		else
+		else if (sroce_rx_icrc_end(qp->sdev, skb, NULL))
 			sroce_qp_rx_drop(qp, SROCE_STAT_RX_BACKLOG_FULL,
 					 sroce_bth_psn(bth));
 	} else {

@@ -62,6 +62,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_TX_COPY_PACKETS].name = "tx_copy_packets",
 	[SROCE_STAT_TX_COPY_BYTES].name = "tx_copy_bytes",
 	[SROCE_STAT_RX_GRO_PACKETS].name = "rx_gro_packets",
+	[SROCE_STAT_RX_ICRC_IN_COPY].name = "rx_icrc_in_copy",
 };
 
 /**

@@ -233,36 +233,6 @@ static __le32 *sroce_pkt_add_tail(struct sroce_pkt *pkt)
 	return tail + pkt->bth.pad;
 }
 
-/**
- * sroce_icrc_skb() - continue an ICRC over bytes of an skb
- * @crc: the running CRC
- * @skb: the packet
- * @offset: the first byte, from skb->data
- * @len: the byte count
- *
- * The bytes may be in the linear part or in page fragments (a received
- * packet, or a zero-copy one being sent).
- *
- * Return: the running CRC.
- */
-u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
-		   unsigned int len)
-{
-	struct skb_seq_state st;
-	unsigned int consumed = 0, n;
-	const u8 *data;
-
-	skb_prepare_seq_read(skb, offset, offset + len, &st);
-	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
-		/* A block may run past the end asked for. */
-		n = min(n, len - consumed);
-		crc = sroce_icrc_update(crc, data, n);
-		consumed += n;
-	}
-	skb_abort_seq_read(&st);
-	return crc;
-}
-
 /*
  * The ICRC of a packet whose network header is at skb->data: a GRH (RoCE
  * v1), an IPv6 or an IPv4 header. The headers up to the BTH are linear, and

@@ -43,8 +43,6 @@ struct sroce_pkt {
 bool sroce_pkt_zcopy_wanted(const struct sroce_qp *qp, u32 payload);
 int sroce_pkt_alloc_frags(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			  u8 opcode, u32 payload);
-u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
-		   unsigned int len);
 int sroce_pkt_add_page(struct sroce_pkt *pkt, struct page *page,
 		       unsigned int off, unsigned int len);
 
