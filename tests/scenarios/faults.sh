@@ -20,7 +20,8 @@
 #   duplicate: 2% duplicates; duplicate requests answered, data intact
 #   corrupt:   1% bit flips in the bytes netem can reach; they must fail
 #              the ICRC (rx_bad_icrc). A middle or last packet of a message
-#              is checked in the copy that places it: the damaged bytes it
+#              (requests on the server, READ responses on the client) is
+#              checked in the copy that places it: the damaged bytes it
 #              left are overwritten when the good packet comes again, and
 #              the data is verified
 #
@@ -396,7 +397,8 @@ case_corrupt() {
 			"client counters: $(ctr_nonzero "$CLI_D")" \
 			"server counters: $(ctr_nonzero "$SRV_D")"
 	fi
-	expect_ctr "corrupt: packets checked in the copy that placed them" srv rx_icrc_in_copy -gt 0
+	expect_ctr "corrupt: requests checked in the copy that placed them" srv rx_icrc_in_copy -gt 0
+	expect_ctr "corrupt: READ responses checked in the copy that placed them" cli rx_icrc_in_copy -gt 0
 }
 
 for c in ${FAULTS_CASES:-rnr retry loss reorder duplicate corrupt}; do

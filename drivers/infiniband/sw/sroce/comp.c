@@ -19,6 +19,7 @@
 #include "qp.h"
 #include "queue.h"
 #include "req.h"
+#include "rx.h"
 #include "sroce.h"
 #include "stats.h"
 #include "trace.h"
@@ -411,11 +412,15 @@ static bool sroce_comp_read_place(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	int off = sizeof(struct udphdr) + info->hdr_len;
 	bool recorded = !qp->req.miss.mr;
+	u32 run, *crc;
 	int err;
 
+	crc = sroce_rx_icrc_begin(skb, &run);
 	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, wqe->sge,
 				    wqe->num_sge, wqe->sent, skb, off, payload,
-				    NULL, &qp->req.miss);
+				    crc, &qp->req.miss);
+	if (!sroce_rx_icrc_end(qp->sdev, skb, err ? NULL : crc))
+		return false;
 	if (err == -EAGAIN) {
 		sroce_comp_miss(qp, skb, psn, recorded);
 		return false;
@@ -449,6 +454,37 @@ static void sroce_comp_read_placed(struct sroce_qp *qp, struct sroce_swqe *wqe,
 			qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 	}
 	sroce_comp_rd_atomic_done(qp, wqe);
+}
+
+/*
+ * Whether a READ response goes straight to the placement of its payload:
+ * the next middle or last response of the oldest unacknowledged READ, of
+ * the length expected. Only such a response may be placed before its
+ * ICRC is checked (net.c), the copy computing it; this must imply every
+ * check sroce_comp_recv() and sroce_comp_read_resp() make before they
+ * place, since each of those acts on the packet.
+ */
+static bool sroce_comp_read_continues(struct sroce_qp *qp,
+				      const struct sroce_opcode_info *info,
+				      u32 psn, u32 payload)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct sroce_swqe *wqe;
+	bool found;
+	u32 idx;
+
+	if (!(info->flags & SROCE_OPF_READ_RESP) ||
+	    !(info->flags & (SROCE_OPF_MIDDLE | SROCE_OPF_LAST)) ||
+	    (state != IB_QPS_RTS && state != IB_QPS_SQD) ||
+	    !sroce_psn_outstanding(psn, qp->comp.una_psn, qp->req.sent_psn) ||
+	    sroce_psn_diff(psn, qp->req.psn) >= 0)
+		return false;
+	idx = sroce_comp_find(qp, psn, &found);
+	wqe = &qp->req.swqe[idx];
+	return found && sroce_is_read_resp_wqe(wqe) &&
+	       sroce_psn_diff(wqe->first_psn, qp->comp.una_psn) <= 0 &&
+	       psn == sroce_comp_read_next(qp, wqe) &&
+	       sroce_comp_read_len_ok(qp, info, wqe, payload);
 }
 
 static void sroce_comp_read_resp(struct sroce_qp *qp, struct sk_buff *skb,
@@ -606,9 +642,16 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 	u32 psn = sroce_bth_psn(bth);
 	enum ib_qp_state state;
 
+	/* A response the fault injector may hold back is checked first. */
+	if (sroce_finj_armed(qp->sdev) &&
+	    !sroce_rx_icrc_end(qp->sdev, skb, NULL))
+		return;
 	if (sroce_finj_comp_stall(qp, skb))
 		return;
 	spin_lock(&qp->req.lock);
+	if (!sroce_comp_read_continues(qp, info, psn, payload) &&
+	    !sroce_rx_icrc_end(qp->sdev, skb, NULL))
+		goto out;
 	state = READ_ONCE(qp->state);
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
 		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BAD_QP_STATE, psn);

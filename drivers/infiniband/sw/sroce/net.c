@@ -63,7 +63,7 @@ static struct sroce_net *sroce_net(struct net *net)
 static bool sroce_icrc_in_copy = true;
 module_param_named(icrc_in_copy, sroce_icrc_in_copy, bool, 0644);
 MODULE_PARM_DESC(icrc_in_copy,
-		 "Check the ICRC of SEND and WRITE middle and last packets in the copy that places them (default: on)");
+		 "Check the ICRC of middle and last packets of SENDs, WRITEs and READ responses in the copy that places them (default: on)");
 
 /**
  * struct sroce_rx_cb - the ICRC check of a packet placed before it is done
@@ -141,19 +141,21 @@ static void sroce_rx_bad_icrc(struct sroce_dev *sdev, struct sk_buff *skb,
 /*
  * Whether the ICRC check of a packet may wait for the copy of its payload
  * into the destination, which then computes it on the way: a SEND's or
- * WRITE's middle or last packet, whose bytes go where the message in
- * progress says, not where the packet's own headers say; its handler
- * places it first only when it fits that message exactly (see
- * sroce_resp_continues()). A damaged packet so placed leaves its bytes
- * where the good one, sent again, puts its own. An ECN-marked packet is
- * checked first: the mark slows the requester down before placement.
+ * WRITE's middle or last packet, or a READ's middle or last response,
+ * whose bytes go where the message in progress says, not where the
+ * packet's own headers say; its handler places it first only when it fits
+ * that message exactly (see sroce_resp_continues() and
+ * sroce_comp_read_continues()). A damaged packet so placed leaves its
+ * bytes where the good one, sent again, puts its own. An ECN-marked packet
+ * is checked first: the mark slows the requester down before placement.
  */
 static bool sroce_rx_icrc_may_wait(const struct sroce_opcode_info *info,
 				   int len, bool ce)
 {
 	return READ_ONCE(sroce_icrc_in_copy) && !ce &&
 	       len >= SROCE_RX_ICRC_LATE_MIN &&
-	       (info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE)) &&
+	       (info->flags & (SROCE_OPF_SEND | SROCE_OPF_WRITE |
+			       SROCE_OPF_READ_RESP)) &&
 	       (info->flags & (SROCE_OPF_MIDDLE | SROCE_OPF_LAST));
 }
 
@@ -369,10 +371,9 @@ static void sroce_rx(struct sroce_dev *sdev, struct sk_buff *skb, bool ipv6,
 	} else if (!sroce_rx_from_peer(qp, skb, ipv6)) {
 		sroce_rx_refuse(sdev, skb, SROCE_STAT_RX_BAD_SOURCE, qpn, psn);
 	} else if (info->flags & SROCE_OPF_RESP) {
-		if (sroce_rx_icrc_end(sdev, skb, NULL))
-			sroce_comp_recv(qp, skb, bth, info, payload);
+		/* The handlers finish the ICRC check. */
+		sroce_comp_recv(qp, skb, bth, info, payload);
 	} else {
-		/* A request's handler finishes its ICRC check. */
 		sroce_resp_recv(qp, skb, bth, info, payload);
 		/* The requester of a marked request is told to slow down. */
 		if (ce && qp->type == IB_QPT_RC)
