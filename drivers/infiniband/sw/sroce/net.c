@@ -91,19 +91,16 @@ static struct sroce_rx_cb *sroce_rx_cb(struct sk_buff *skb)
 	return (struct sroce_rx_cb *)skb->cb;
 }
 
-/* The ICRC's running CRC over the bytes of @skb before offset @end. */
-static u32 sroce_rx_icrc_head(struct sk_buff *skb, bool ipv6,
-			      unsigned int end)
+/* The ICRC's running CRC over the headers up to the BTH's end. */
+static u32 sroce_rx_icrc_start(struct sk_buff *skb, bool ipv6)
 {
-	unsigned int hdrs = sizeof(struct udphdr) + sizeof(struct sroce_bth);
-	u32 crc;
-
 	if (skb->protocol == htons(ETH_P_IBOE))
-		crc = sroce_icrc_hdr_grh(skb_network_header(skb));
-	else
-		crc = sroce_icrc_hdr(skb_network_header(skb), ipv6);
-	return sroce_icrc_skb(crc, skb, hdrs, end - hdrs);
+		return sroce_icrc_hdr_grh(skb_network_header(skb));
+	return sroce_icrc_hdr(skb_network_header(skb), ipv6);
 }
+
+/* Offset of the bytes after the BTH from the UDP header. */
+#define SROCE_RX_AFTER_BTH	(sizeof(struct udphdr) + sizeof(struct sroce_bth))
 
 /*
  * Check the ICRC; the headers up to the BTH are in the linear part.
@@ -115,7 +112,9 @@ static u32 sroce_icrc_check(struct sk_buff *skb, bool ipv6, __le32 *icrc)
 
 	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, icrc, sizeof(*icrc)))
 		return 1;
-	crc = sroce_rx_icrc_head(skb, ipv6, skb->len - SROCE_ICRC_LEN);
+	crc = sroce_icrc_skb(sroce_rx_icrc_start(skb, ipv6), skb,
+			     SROCE_RX_AFTER_BTH,
+			     skb->len - SROCE_RX_AFTER_BTH - SROCE_ICRC_LEN);
 	return sroce_icrc_final(crc) == *icrc ? 0 :
 	       le32_to_cpu(sroce_icrc_final(crc)) ?: 1;
 }
@@ -170,7 +169,10 @@ static bool sroce_rx_icrc_wait(struct sk_buff *skb, bool ipv6,
 	    skb_copy_bits(skb, skb->len - SROCE_ICRC_LEN, &cb->icrc,
 			  sizeof(cb->icrc)))
 		return false;
-	cb->hdr_crc = sroce_rx_icrc_head(skb, ipv6, off);
+	/* The extension headers were pulled into the linear part. */
+	cb->hdr_crc = sroce_icrc_update(sroce_rx_icrc_start(skb, ipv6),
+					skb->data + SROCE_RX_AFTER_BTH,
+					off - SROCE_RX_AFTER_BTH);
 	cb->payload_off = off;
 	cb->payload = len;
 	cb->pending = true;
@@ -213,7 +215,8 @@ bool sroce_rx_icrc_end(struct sroce_dev *sdev, struct sk_buff *skb,
 		       const u32 *crc)
 {
 	struct sroce_rx_cb *cb = sroce_rx_cb(skb);
-	unsigned int end;
+	unsigned int end, pad;
+	u8 buf[4];
 	u32 run;
 
 	if (!cb->pending)
@@ -224,8 +227,10 @@ bool sroce_rx_icrc_end(struct sroce_dev *sdev, struct sk_buff *skb,
 	end = cb->payload_off + cb->payload;
 	run = crc ? *crc : sroce_icrc_skb(cb->hdr_crc, skb, cb->payload_off,
 					  cb->payload);
-	/* The pad. */
-	run = sroce_icrc_skb(run, skb, end, skb->len - SROCE_ICRC_LEN - end);
+	/* The pad, up to three bytes; a pad not read fails the check. */
+	pad = min_t(unsigned int, skb->len - SROCE_ICRC_LEN - end, sizeof(buf));
+	if (!skb_copy_bits(skb, end, buf, pad))
+		run = sroce_icrc_update(run, buf, pad);
 	if (sroce_icrc_final(run) == cb->icrc)
 		return true;
 	sroce_rx_bad_icrc(sdev, skb, cb->icrc,
