@@ -9,6 +9,7 @@
 #include <kunit/test.h>
 #include <linux/prandom.h>
 #include <linux/skbuff.h>
+#include <net/checksum.h>
 #include <linux/string.h>
 
 #include <sroce/wire.h>
@@ -299,6 +300,99 @@ static void icrc_copy(struct kunit *test)
 	}
 }
 
+/*
+ * sroce_icrc_copy_csum() as icrc_copy() checks sroce_icrc_copy(), and its
+ * sum against csum_partial() over the same bytes.
+ */
+static void icrc_copy_csum(struct kunit *test)
+{
+	const size_t room = COPY_MAX + 8 + 2 * COPY_GUARD;
+	u8 *src = kunit_kmalloc(test, COPY_MAX + 8, GFP_KERNEL);
+	u8 *dst = kunit_kmalloc(test, room, GFP_KERNEL);
+	struct rnd_state rnd;
+	unsigned int len, so, d, i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 9);
+	prandom_bytes_state(&rnd, src, COPY_MAX + 8);
+	for (len = 0; len <= COPY_MAX; len++) {
+		for (so = 0; so < 8; so++) {
+			for (d = 0; d < 8; d++) {
+				u32 seed = prandom_u32_state(&rnd);
+				u8 *to = dst + COPY_GUARD + d;
+				__wsum csum;
+				u32 crc;
+
+				memset(dst, 0xa5, room);
+				crc = sroce_icrc_copy_csum(seed, &csum, to,
+							   src + so, len);
+				KUNIT_EXPECT_EQ(test, crc,
+						ref_crc32(seed, src + so, len));
+				KUNIT_EXPECT_EQ(test,
+						(u16)csum_fold(csum),
+						(u16)csum_fold(csum_partial(src + so,
+									    len,
+									    0)));
+				SROCE_EXPECT_BYTES(test, to, src + so, len,
+						   "copy");
+				for (i = 0; i < room; i++) {
+					if (dst + i >= to && dst + i < to + len)
+						continue;
+					KUNIT_EXPECT_EQ(test, dst[i], 0xa5);
+				}
+				if (test->status == KUNIT_FAILURE) {
+					kunit_info(test, "%u bytes, source +%u, destination +%u",
+						   len, so, d);
+					return;
+				}
+			}
+		}
+	}
+}
+
+/*
+ * A payload copied in pieces of odd lengths, each piece's sum joined at
+ * its offset (csum_block_add()), as a packet's copy through a gather list
+ * joins them: the sum of the whole, and its CRC.
+ */
+static void icrc_copy_csum_pieces(struct kunit *test)
+{
+	u8 *src = kunit_kmalloc(test, MAX_PAYLOAD, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, MAX_PAYLOAD, GFP_KERNEL);
+	struct rnd_state rnd;
+	int i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 10);
+	prandom_bytes_state(&rnd, src, MAX_PAYLOAD);
+	for (i = 0; i < RANDOM_PACKETS; i++) {
+		size_t len = prandom_u32_state(&rnd) % (MAX_PAYLOAD + 1);
+		u32 seed = prandom_u32_state(&rnd), crc = seed;
+		__wsum sum = 0, part;
+		size_t off = 0;
+
+		while (off < len) {
+			size_t n = min_t(size_t, len - off,
+					 1 + prandom_u32_state(&rnd) % 700);
+
+			crc = sroce_icrc_copy_csum(crc, &part, dst + off,
+						   src + off, n);
+			sum = csum_block_add(sum, part, off);
+			off += n;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, crc, ref_crc32(seed, src, len),
+				    "CRC, %zu bytes", len);
+		KUNIT_EXPECT_EQ_MSG(test, (u16)csum_fold(sum),
+				    (u16)csum_fold(csum_partial(src, len, 0)),
+				    "sum, %zu bytes", len);
+		SROCE_EXPECT_BYTES(test, dst, src, len, "pieces");
+		if (test->status == KUNIT_FAILURE)
+			return;
+	}
+}
+
 /* A full packet's payload and more, at odd offsets and lengths. */
 static void icrc_copy_long(struct kunit *test)
 {
@@ -537,6 +631,8 @@ static struct kunit_case sroce_icrc_cases[] = {
 	KUNIT_CASE(icrc_copy_long),
 	KUNIT_CASE(icrc_combine),
 	KUNIT_CASE(icrc_copy_skb),
+	KUNIT_CASE(icrc_copy_csum),
+	KUNIT_CASE(icrc_copy_csum_pieces),
 	KUNIT_CASE(icrc_random_grh),
 	KUNIT_CASE(icrc_masked_ipv4),
 	KUNIT_CASE(icrc_masked_ipv6),

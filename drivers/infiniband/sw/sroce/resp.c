@@ -810,8 +810,9 @@ void sroce_resp_discard_backlog(struct sroce_qp *qp)
 		const struct sroce_bth *bth = (void *)skb->data +
 					      sizeof(struct udphdr);
 
-		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BACKLOG_DISCARDED,
-				 sroce_bth_psn(bth));
+		if (sroce_rx_icrc_end(qp->sdev, skb, NULL))
+			sroce_qp_rx_drop(qp, SROCE_STAT_RX_BACKLOG_DISCARDED,
+					 sroce_bth_psn(bth));
 		kfree_skb(skb);
 	}
 }

@@ -133,11 +133,12 @@ static bool sroce_resp_read_send(struct sroce_qp *qp,
 				sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 				return false;
 			}
+			pkt.sums.want_csum = sroce_av_sums_udp(&qp->av);
 			err = mr ? sroce_mr_copy_from(mr, mr_iova, data,
 						      payload,
-						      &pkt.payload_crc,
+						      &pkt.sums,
 						      &qp->resp.miss) : 0;
-			pkt.payload_crc_set = true;
+			pkt.sums_set = true;
 		}
 		if (mr)
 			sroce_mr_put(mr);
