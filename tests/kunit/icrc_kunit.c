@@ -252,12 +252,19 @@ static void icrc_incremental(struct kunit *test)
 #define COPY_GUARD	16
 #define COPY_MAX	300
 
+/* A sum folded to the 16 bits a checksum keeps, as a number. */
+static u16 icrc_fold(__wsum sum)
+{
+	return (__force u16)csum_fold(sum);
+}
+
 /*
- * sroce_icrc_copy() at every length up to COPY_MAX and every alignment of
- * source and destination: the bytes copied, nothing written either side,
- * and the CRC that sroce_icrc_update() and the reference give.
+ * sroce_icrc_copy(), or with @csum sroce_icrc_copy_csum(), at every length
+ * up to COPY_MAX and every alignment of source and destination: the bytes
+ * copied, nothing written either side, the CRC that sroce_icrc_update()
+ * and the reference give, and the sum that csum_partial() gives.
  */
-static void icrc_copy(struct kunit *test)
+static void icrc_copy_check(struct kunit *test, bool csum)
 {
 	const size_t room = COPY_MAX + 8 + 2 * COPY_GUARD;
 	u8 *src = kunit_kmalloc(test, COPY_MAX + 8, GFP_KERNEL);
@@ -267,22 +274,31 @@ static void icrc_copy(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
-	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 5);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + (csum ? 9 : 5));
 	prandom_bytes_state(&rnd, src, COPY_MAX + 8);
 	for (len = 0; len <= COPY_MAX; len++) {
 		for (so = 0; so < 8; so++) {
 			for (d = 0; d < 8; d++) {
 				u32 seed = prandom_u32_state(&rnd);
 				u8 *to = dst + COPY_GUARD + d;
+				__wsum sum = 0;
 				u32 crc;
 
 				memset(dst, 0xa5, room);
-				crc = sroce_icrc_copy(seed, to, src + so, len);
+				crc = csum ? sroce_icrc_copy_csum(seed, &sum, to,
+								  src + so,
+								  len) :
+					     sroce_icrc_copy(seed, to, src + so,
+							     len);
 				KUNIT_EXPECT_EQ(test, crc,
 						ref_crc32(seed, src + so, len));
 				KUNIT_EXPECT_EQ(test, crc,
 						sroce_icrc_update(seed, src + so,
 								  len));
+				if (csum)
+					KUNIT_EXPECT_EQ(test, icrc_fold(sum),
+							icrc_fold(csum_partial(src + so,
+									       len, 0)));
 				SROCE_EXPECT_BYTES(test, to, src + so, len,
 						   "copy");
 				for (i = 0; i < room; i++) {
@@ -300,55 +316,14 @@ static void icrc_copy(struct kunit *test)
 	}
 }
 
-/*
- * sroce_icrc_copy_csum() as icrc_copy() checks sroce_icrc_copy(), and its
- * sum against csum_partial() over the same bytes.
- */
+static void icrc_copy(struct kunit *test)
+{
+	icrc_copy_check(test, false);
+}
+
 static void icrc_copy_csum(struct kunit *test)
 {
-	const size_t room = COPY_MAX + 8 + 2 * COPY_GUARD;
-	u8 *src = kunit_kmalloc(test, COPY_MAX + 8, GFP_KERNEL);
-	u8 *dst = kunit_kmalloc(test, room, GFP_KERNEL);
-	struct rnd_state rnd;
-	unsigned int len, so, d, i;
-
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
-	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 9);
-	prandom_bytes_state(&rnd, src, COPY_MAX + 8);
-	for (len = 0; len <= COPY_MAX; len++) {
-		for (so = 0; so < 8; so++) {
-			for (d = 0; d < 8; d++) {
-				u32 seed = prandom_u32_state(&rnd);
-				u8 *to = dst + COPY_GUARD + d;
-				__wsum csum;
-				u32 crc;
-
-				memset(dst, 0xa5, room);
-				crc = sroce_icrc_copy_csum(seed, &csum, to,
-							   src + so, len);
-				KUNIT_EXPECT_EQ(test, crc,
-						ref_crc32(seed, src + so, len));
-				KUNIT_EXPECT_EQ(test,
-						(u16)csum_fold(csum),
-						(u16)csum_fold(csum_partial(src + so,
-									    len,
-									    0)));
-				SROCE_EXPECT_BYTES(test, to, src + so, len,
-						   "copy");
-				for (i = 0; i < room; i++) {
-					if (dst + i >= to && dst + i < to + len)
-						continue;
-					KUNIT_EXPECT_EQ(test, dst[i], 0xa5);
-				}
-				if (test->status == KUNIT_FAILURE) {
-					kunit_info(test, "%u bytes, source +%u, destination +%u",
-						   len, so, d);
-					return;
-				}
-			}
-		}
-	}
+	icrc_copy_check(test, true);
 }
 
 /*
@@ -384,8 +359,8 @@ static void icrc_copy_csum_pieces(struct kunit *test)
 		}
 		KUNIT_EXPECT_EQ_MSG(test, crc, ref_crc32(seed, src, len),
 				    "CRC, %zu bytes", len);
-		KUNIT_EXPECT_EQ_MSG(test, (u16)csum_fold(sum),
-				    (u16)csum_fold(csum_partial(src, len, 0)),
+		KUNIT_EXPECT_EQ_MSG(test, icrc_fold(sum),
+				    icrc_fold(csum_partial(src, len, 0)),
 				    "sum, %zu bytes", len);
 		SROCE_EXPECT_BYTES(test, dst, src, len, "pieces");
 		if (test->status == KUNIT_FAILURE)

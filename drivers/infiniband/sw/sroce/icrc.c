@@ -365,6 +365,26 @@ u32 sroce_icrc_combine(u32 crc, u32 part_crc, u32 part_len)
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_combine);
 
+/* Continue @crc over bytes of @skb, copying them to @dst unless NULL. */
+static u32 sroce_icrc_skb_walk(u32 crc, u8 *dst, struct sk_buff *skb,
+			       unsigned int offset, unsigned int len)
+{
+	struct skb_seq_state st;
+	unsigned int consumed = 0, n;
+	const u8 *data;
+
+	skb_prepare_seq_read(skb, offset, offset + len, &st);
+	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
+		/* A block may run past the end asked for. */
+		n = min(n, len - consumed);
+		crc = dst ? sroce_icrc_copy(crc, dst + consumed, data, n) :
+			    sroce_icrc_update(crc, data, n);
+		consumed += n;
+	}
+	skb_abort_seq_read(&st);
+	return crc;
+}
+
 /**
  * sroce_icrc_skb() - continue an ICRC over bytes of an skb
  * @crc: the running CRC
@@ -380,19 +400,7 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_combine);
 u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
 		   unsigned int len)
 {
-	struct skb_seq_state st;
-	unsigned int consumed = 0, n;
-	const u8 *data;
-
-	skb_prepare_seq_read(skb, offset, offset + len, &st);
-	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
-		/* A block may run past the end asked for. */
-		n = min(n, len - consumed);
-		crc = sroce_icrc_update(crc, data, n);
-		consumed += n;
-	}
-	skb_abort_seq_read(&st);
-	return crc;
+	return sroce_icrc_skb_walk(crc, NULL, skb, offset, len);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_skb);
 
@@ -412,18 +420,7 @@ EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_skb);
 u32 sroce_icrc_copy_skb(u32 crc, void *dst, struct sk_buff *skb,
 			unsigned int offset, unsigned int len)
 {
-	struct skb_seq_state st;
-	unsigned int consumed = 0, n;
-	const u8 *data;
-
-	skb_prepare_seq_read(skb, offset, offset + len, &st);
-	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
-		n = min(n, len - consumed);
-		crc = sroce_icrc_copy(crc, dst + consumed, data, n);
-		consumed += n;
-	}
-	skb_abort_seq_read(&st);
-	return crc;
+	return sroce_icrc_skb_walk(crc, dst, skb, offset, len);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_copy_skb);
 
