@@ -484,22 +484,6 @@ u32 sroce_icrc_update(u32 crc, const void *data, size_t len);
 u32 sroce_icrc_copy(u32 crc, void *dst, const void *src, size_t len);
 
 /**
- * sroce_icrc_copy_csum() - sroce_icrc_copy() that also sums the bytes for a
- *	UDP checksum
- * @crc: the running CRC
- * @csum: set to the bytes' sum, as csum_partial(@dst, @len, 0) would give
- * @dst: where the bytes go
- * @src: the bytes
- * @len: their count
- *
- * Each byte is read once: the CRC and the sum cover what was stored.
- *
- * Return: the running CRC, as sroce_icrc_copy().
- */
-u32 sroce_icrc_copy_csum(u32 crc, __wsum *csum, void *dst, const void *src,
-			 size_t len);
-
-/**
  * sroce_icrc_combine() - continue an ICRC over bytes whose CRC is known
  * @crc: the running CRC before the bytes
  * @part_crc: the bytes' CRC, sroce_icrc_update() or sroce_icrc_copy()

@@ -9,7 +9,6 @@
 #include <kunit/test.h>
 #include <linux/prandom.h>
 #include <linux/skbuff.h>
-#include <net/checksum.h>
 #include <linux/string.h>
 
 #include <sroce/wire.h>
@@ -252,19 +251,12 @@ static void icrc_incremental(struct kunit *test)
 #define COPY_GUARD	16
 #define COPY_MAX	300
 
-/* A sum folded to the 16 bits a checksum keeps, as a number. */
-static u16 icrc_fold(__wsum sum)
-{
-	return (__force u16)csum_fold(sum);
-}
-
 /*
- * sroce_icrc_copy(), or with @csum sroce_icrc_copy_csum(), at every length
- * up to COPY_MAX and every alignment of source and destination: the bytes
- * copied, nothing written either side, the CRC that sroce_icrc_update()
- * and the reference give, and the sum that csum_partial() gives.
+ * sroce_icrc_copy() at every length up to COPY_MAX and every alignment of
+ * source and destination: the bytes copied, nothing written either side,
+ * and the CRC that sroce_icrc_update() and the reference give.
  */
-static void icrc_copy_check(struct kunit *test, bool csum)
+static void icrc_copy(struct kunit *test)
 {
 	const size_t room = COPY_MAX + 8 + 2 * COPY_GUARD;
 	u8 *src = kunit_kmalloc(test, COPY_MAX + 8, GFP_KERNEL);
@@ -274,31 +266,22 @@ static void icrc_copy_check(struct kunit *test, bool csum)
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
-	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + (csum ? 9 : 5));
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 5);
 	prandom_bytes_state(&rnd, src, COPY_MAX + 8);
 	for (len = 0; len <= COPY_MAX; len++) {
 		for (so = 0; so < 8; so++) {
 			for (d = 0; d < 8; d++) {
 				u32 seed = prandom_u32_state(&rnd);
 				u8 *to = dst + COPY_GUARD + d;
-				__wsum sum = 0;
 				u32 crc;
 
 				memset(dst, 0xa5, room);
-				crc = csum ? sroce_icrc_copy_csum(seed, &sum, to,
-								  src + so,
-								  len) :
-					     sroce_icrc_copy(seed, to, src + so,
-							     len);
+				crc = sroce_icrc_copy(seed, to, src + so, len);
 				KUNIT_EXPECT_EQ(test, crc,
 						ref_crc32(seed, src + so, len));
 				KUNIT_EXPECT_EQ(test, crc,
 						sroce_icrc_update(seed, src + so,
 								  len));
-				if (csum)
-					KUNIT_EXPECT_EQ(test, icrc_fold(sum),
-							icrc_fold(csum_partial(src + so,
-									       len, 0)));
 				SROCE_EXPECT_BYTES(test, to, src + so, len,
 						   "copy");
 				for (i = 0; i < room; i++) {
@@ -313,58 +296,6 @@ static void icrc_copy_check(struct kunit *test, bool csum)
 				}
 			}
 		}
-	}
-}
-
-static void icrc_copy(struct kunit *test)
-{
-	icrc_copy_check(test, false);
-}
-
-static void icrc_copy_csum(struct kunit *test)
-{
-	icrc_copy_check(test, true);
-}
-
-/*
- * A payload copied in pieces of odd lengths, each piece's sum joined at
- * its offset (csum_block_add()), as a packet's copy through a gather list
- * joins them: the sum of the whole, and its CRC.
- */
-static void icrc_copy_csum_pieces(struct kunit *test)
-{
-	u8 *src = kunit_kmalloc(test, MAX_PAYLOAD, GFP_KERNEL);
-	u8 *dst = kunit_kzalloc(test, MAX_PAYLOAD, GFP_KERNEL);
-	struct rnd_state rnd;
-	int i;
-
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
-	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 10);
-	prandom_bytes_state(&rnd, src, MAX_PAYLOAD);
-	for (i = 0; i < RANDOM_PACKETS; i++) {
-		size_t len = prandom_u32_state(&rnd) % (MAX_PAYLOAD + 1);
-		u32 seed = prandom_u32_state(&rnd), crc = seed;
-		__wsum sum = 0, part;
-		size_t off = 0;
-
-		while (off < len) {
-			size_t n = min_t(size_t, len - off,
-					 1 + prandom_u32_state(&rnd) % 700);
-
-			crc = sroce_icrc_copy_csum(crc, &part, dst + off,
-						   src + off, n);
-			sum = csum_block_add(sum, part, off);
-			off += n;
-		}
-		KUNIT_EXPECT_EQ_MSG(test, crc, ref_crc32(seed, src, len),
-				    "CRC, %zu bytes", len);
-		KUNIT_EXPECT_EQ_MSG(test, icrc_fold(sum),
-				    icrc_fold(csum_partial(src, len, 0)),
-				    "sum, %zu bytes", len);
-		SROCE_EXPECT_BYTES(test, dst, src, len, "pieces");
-		if (test->status == KUNIT_FAILURE)
-			return;
 	}
 }
 
@@ -606,8 +537,6 @@ static struct kunit_case sroce_icrc_cases[] = {
 	KUNIT_CASE(icrc_copy_long),
 	KUNIT_CASE(icrc_combine),
 	KUNIT_CASE(icrc_copy_skb),
-	KUNIT_CASE(icrc_copy_csum),
-	KUNIT_CASE(icrc_copy_csum_pieces),
 	KUNIT_CASE(icrc_random_grh),
 	KUNIT_CASE(icrc_masked_ipv4),
 	KUNIT_CASE(icrc_masked_ipv6),

@@ -21,7 +21,6 @@
 #include <linux/string.h>
 #include <linux/udp.h>
 #include <kunit/visibility.h>
-#include <net/checksum.h>
 #ifdef SROCE_HAVE_LINUX_UNALIGNED_H
 #include <linux/unaligned.h>
 #else
@@ -161,62 +160,6 @@ static u32 sroce_crc_tables_copy(u32 crc, u8 *d, const u8 *p, size_t len)
 	return crc;
 }
 
-/* Add @w to the one's complement sum @sum, the carry going around. */
-static __always_inline u64 sroce_sum_add(u64 sum, u64 w)
-{
-	sum += w;
-	return sum + (sum < w);
-}
-
-/*
- * sroce_crc_tables_copy() that also adds the bytes, taken as native
- * 64-bit words as csum_partial() takes them, to the one's complement sum
- * @sum (a last partial word padded with zeroes).
- */
-static u32 sroce_crc_tables_copy_sum(u32 crc, u64 *sum, u8 *d, const u8 *p,
-				     size_t len)
-{
-	u64 s = *sum;
-
-	for (; len >= 16; len -= 16, p += 16, d += 16) {
-		u64 lo = get_unaligned((const u64 *)p);
-		u64 hi = get_unaligned((const u64 *)(p + 8));
-
-		put_unaligned(lo, (u64 *)d);
-		put_unaligned(hi, (u64 *)(d + 8));
-		crc = sroce_crc_step(le64_to_cpu((__force __le64)lo) ^ crc,
-				     le64_to_cpu((__force __le64)hi));
-		s = sroce_sum_add(s, lo);
-		s = sroce_sum_add(s, hi);
-	}
-	if (len) {
-		u8 tail[16] = {};
-		size_t i;
-
-		/* Each byte read once, as in sroce_crc_tables_copy(). */
-		for (i = 0; i < len; i++) {
-			u8 b = p[i];
-
-			d[i] = b;
-			tail[i] = b;
-			crc = sroce_crc_byte(crc, b);
-		}
-		s = sroce_sum_add(s, get_unaligned((const u64 *)tail));
-		s = sroce_sum_add(s, get_unaligned((const u64 *)(tail + 8)));
-	}
-	*sum = s;
-	return crc;
-}
-
-/* A 64-bit one's complement sum folded to csum_partial()'s 32 bits. */
-static __wsum sroce_sum_fold(u64 s)
-{
-	u32 lo = s, hi = s >> 32;
-
-	lo += hi;
-	return (__force __wsum)(lo + (lo < hi));
-}
-
 /* The ICRC's seed after the eight 0xff bytes that replace the LRH. */
 static u32 sroce_icrc_seed(void)
 {
@@ -336,22 +279,6 @@ u32 sroce_icrc_copy(u32 crc, void *dst, const void *src, size_t len)
 	return sroce_crc_tables_copy(crc, dst, src, len);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_copy);
-
-u32 sroce_icrc_copy_csum(u32 crc, __wsum *csum, void *dst, const void *src,
-			 size_t len)
-{
-	u64 sum = 0;
-
-	if (sroce_icrc_tfm && len >= SROCE_ICRC_ACCEL_MIN) {
-		memcpy(dst, src, len);
-		*csum = csum_partial(dst, len, 0);
-		return sroce_icrc_update(crc, dst, len);
-	}
-	crc = sroce_crc_tables_copy_sum(crc, &sum, dst, src, len);
-	*csum = sroce_sum_fold(sum);
-	return crc;
-}
-EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_copy_csum);
 
 u32 sroce_icrc_combine(u32 crc, u32 part_crc, u32 part_len)
 {

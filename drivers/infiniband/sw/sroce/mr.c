@@ -590,7 +590,7 @@ static int sroce_mr_xfer_piece(struct sroce_mr_xfer *x, void *va, u32 n)
 		x->src += n;
 		break;
 	case SROCE_MR_COPY_FROM:
-		sroce_copy_sums_copy(x->sums, x->dst, va, n);
+		*x->crc = sroce_icrc_copy(*x->crc, x->dst, va, n);
 		x->dst += n;
 		break;
 	case SROCE_MR_COPY_SKB:
@@ -737,21 +737,20 @@ static int sroce_mr_walk(struct sroce_mr *mr, u64 iova, u32 len,
  * @iova: source address
  * @dst: where the bytes go
  * @len: their count
- * @sums: continued over the bytes as they are copied: every copy out of a
- *	region goes into a packet
+ * @crc: an ICRC continued over the bytes as they are copied: every copy
+ *	out of a region goes into a packet
  * @miss: where an on-demand region records pages it needs faulted in
  *
  * Context: any; does not sleep.
  * Return: 0, or -EAGAIN when pages of an on-demand region are not mapped.
  */
 int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
-		       struct sroce_copy_sums *sums,
-		       struct sroce_odp_miss *miss)
+		       u32 *crc, struct sroce_odp_miss *miss)
 {
 	struct sroce_mr_xfer x = {
 		.op = SROCE_MR_COPY_FROM,
 		.dst = dst,
-		.sums = sums,
+		.crc = crc,
 	};
 
 	return sroce_mr_walk(mr, iova, len, &x, miss);
@@ -923,21 +922,20 @@ int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
  * @offset: message offset of the first byte
  * @dst: where the bytes go
  * @len: their count
- * @sums: as for sroce_mr_copy_from()
+ * @crc: as for sroce_mr_copy_from()
  * @miss: as for sroce_mr_copy_from()
  *
  * Return: as sroce_sge_walk().
  */
 int sroce_sge_gather(struct sroce_dev *sdev, struct ib_pd *pd,
 		     const struct ib_sge *sge, u32 num_sge, u32 offset,
-		     void *dst, u32 len, struct sroce_copy_sums *sums,
-		     struct sroce_odp_miss *miss)
+		     void *dst, u32 len, u32 *crc, struct sroce_odp_miss *miss)
 {
 	struct sroce_sge_cursor cur;
 	struct sroce_mr_xfer x = {
 		.op = SROCE_MR_COPY_FROM,
 		.dst = dst,
-		.sums = sums,
+		.crc = crc,
 	};
 
 	sroce_sge_cursor_init(&cur, sdev, pd, sge, num_sge, offset, miss);

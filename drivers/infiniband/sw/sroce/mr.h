@@ -14,7 +14,6 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
-struct sroce_copy_sums;
 struct sk_buff;
 struct sroce_dev;
 struct sroce_odp_implicit;
@@ -133,8 +132,7 @@ void sroce_mr_put(struct sroce_mr *mr);
 int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 			const struct sroce_qp *remote_qp);
 int sroce_mr_copy_from(struct sroce_mr *mr, u64 iova, void *dst, u32 len,
-		       struct sroce_copy_sums *sums,
-		       struct sroce_odp_miss *miss);
+		       u32 *crc, struct sroce_odp_miss *miss);
 int sroce_mr_copy_skb(struct sroce_mr *mr, u64 iova, struct sk_buff *skb,
 		      int offset, u32 len, u32 *crc, struct sroce_odp_miss *miss);
 
@@ -166,10 +164,8 @@ struct sroce_pkt;
  * @op: enum sroce_mr_op
  * @src: SROCE_MR_COPY_TO: the bytes; advances
  * @dst: SROCE_MR_COPY_FROM: where the bytes go; advances
- * @sums: SROCE_MR_COPY_FROM: continued over the bytes
- *	(sroce_copy_sums_copy())
- * @crc: SROCE_MR_COPY_SKB: an ICRC continued over the bytes
- *	(sroce_icrc_copy_skb()), or NULL
+ * @crc: SROCE_MR_COPY_FROM: an ICRC continued over the bytes
+ *	(sroce_icrc_copy()); SROCE_MR_COPY_SKB: the same, or NULL
  * @skb: SROCE_MR_COPY_SKB: the packet
  * @skb_off: SROCE_MR_COPY_SKB: offset of the next byte in @skb; advances
  * @atomic: SROCE_MR_ATOMIC: the operation
@@ -179,7 +175,6 @@ struct sroce_mr_xfer {
 	enum sroce_mr_op	op;
 	const void		*src;
 	void			*dst;
-	struct sroce_copy_sums	*sums;
 	u32			*crc;
 	struct sk_buff		*skb;
 	int			skb_off;
@@ -242,8 +237,7 @@ int sroce_sge_scatter(struct sroce_dev *sdev, struct ib_pd *pd,
 		      const void *src, u32 len, struct sroce_odp_miss *miss);
 int sroce_sge_gather(struct sroce_dev *sdev, struct ib_pd *pd,
 		     const struct ib_sge *sge, u32 num_sge, u32 offset,
-		     void *dst, u32 len, struct sroce_copy_sums *sums,
-		     struct sroce_odp_miss *miss);
+		     void *dst, u32 len, u32 *crc, struct sroce_odp_miss *miss);
 int sroce_mr_attach(struct sroce_mr *mr, u64 iova, struct sroce_pkt *pkt,
 		    u32 len);
 int sroce_sge_attach(struct sroce_dev *sdev, struct ib_pd *pd,

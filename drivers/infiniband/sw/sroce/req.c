@@ -217,7 +217,7 @@ bad:
 
 /*
  * Copy @len bytes of the message from offset @offset to @dst, continuing
- * the sums over them.
+ * the ICRC @crc over them.
  *
  * Return: IB_WC_SUCCESS; IB_WC_GENERAL_ERR (try again later) when pages of
  * an on-demand region must be faulted in first, which req.work does; or
@@ -226,17 +226,17 @@ bad:
 static enum ib_wc_status sroce_req_gather(struct sroce_qp *qp,
 					  const struct sroce_swqe *wqe,
 					  u8 *dst, u32 offset, u32 len,
-					  struct sroce_copy_sums *sums)
+					  u32 *crc)
 {
 	bool recorded = !qp->req.miss.mr;
 	int err;
 
 	if (wqe->inline_data) {
-		sroce_copy_sums_copy(sums, dst, wqe->inline_buf + offset, len);
+		*crc = sroce_icrc_copy(*crc, dst, wqe->inline_buf + offset, len);
 		return IB_WC_SUCCESS;
 	}
 	err = sroce_sge_gather(qp->sdev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
-			       offset, dst, len, sums, &qp->req.miss);
+			       offset, dst, len, crc, &qp->req.miss);
 	switch (err) {
 	case 0:
 		return IB_WC_SUCCESS;
@@ -403,15 +403,13 @@ static enum ib_wc_status sroce_req_send_data(struct sroce_qp *qp,
 			sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 			return IB_WC_GENERAL_ERR;
 		}
-		pkt.sums.want_csum =
-			sroce_av_sums_udp(sroce_req_av(qp, wqe, &dqpn));
 		status = sroce_req_gather(qp, wqe, data, wqe->sent, payload,
-					  &pkt.sums);
+					  &pkt.payload_crc);
 		if (status != IB_WC_SUCCESS) {
 			sroce_pkt_free(&pkt);
 			return status;
 		}
-		pkt.sums_set = true;
+		pkt.payload_crc_set = true;
 	}
 	sroce_req_fill_ext(qp, &pkt, wqe);
 

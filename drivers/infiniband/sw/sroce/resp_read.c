@@ -133,12 +133,11 @@ static bool sroce_resp_read_send(struct sroce_qp *qp,
 				sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 				return false;
 			}
-			pkt.sums.want_csum = sroce_av_sums_udp(&qp->av);
 			err = mr ? sroce_mr_copy_from(mr, mr_iova, data,
 						      payload,
-						      &pkt.sums,
+						      &pkt.payload_crc,
 						      &qp->resp.miss) : 0;
-			pkt.sums_set = true;
+			pkt.payload_crc_set = true;
 		}
 		if (mr)
 			sroce_mr_put(mr);

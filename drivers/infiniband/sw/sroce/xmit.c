@@ -245,7 +245,7 @@ static __le32 sroce_pkt_icrc(struct sk_buff *skb, const struct sroce_pkt *pkt,
 	unsigned int hdrs = sizeof(struct sroce_bth);
 	u32 crc;
 
-	if (!skb_is_nonlinear(skb) && !pkt->sums_set)
+	if (!skb_is_nonlinear(skb) && !pkt->payload_crc_set)
 		return grh ? sroce_icrc_packet_grh(skb->data, len) :
 			     sroce_icrc_packet(skb->data, ipv6, len);
 	if (grh) {
@@ -256,13 +256,13 @@ static __le32 sroce_pkt_icrc(struct sk_buff *skb, const struct sroce_pkt *pkt,
 			(ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 		crc = sroce_icrc_hdr(skb->data, ipv6);
 	}
-	if (pkt->sums_set) {
+	if (pkt->payload_crc_set) {
 		/* The extension headers, then the payload's CRC, then the pad. */
 		unsigned int ext = len - hdrs - pkt->payload - pkt->bth.pad;
 		const u8 *pad = skb->data + hdrs + ext + pkt->payload;
 
 		crc = sroce_icrc_update(crc, skb->data + hdrs, ext);
-		crc = sroce_icrc_combine(crc, pkt->sums.crc, pkt->payload);
+		crc = sroce_icrc_combine(crc, pkt->payload_crc, pkt->payload);
 		crc = sroce_icrc_update(crc, pad, pkt->bth.pad);
 	} else {
 		crc = sroce_icrc_skb(crc, skb, hdrs, len - hdrs);
@@ -638,71 +638,20 @@ int sroce_pkt_emit(struct sroce_qp *qp, struct sk_buff *skb)
 	return sroce_pkt_sent_status(qp, sroce_ip_emit(qp->sdev->net, skb));
 }
 
-/**
- * sroce_copy_sums_copy() - copy bytes into a packet, continuing its sums
- * @sums: the sums, continued over the bytes
- * @dst: where the bytes go, the next in the packet's payload
- * @src: the bytes
- * @len: their count
- *
- * Each byte is read once: a process may write its region meanwhile, and
- * the sums must cover the bytes stored.
- */
-void sroce_copy_sums_copy(struct sroce_copy_sums *sums, void *dst,
-			  const void *src, u32 len)
-{
-	__wsum part;
-
-	if (!sums->want_csum) {
-		sums->crc = sroce_icrc_copy(sums->crc, dst, src, len);
-		return;
-	}
-	sums->crc = sroce_icrc_copy_csum(sums->crc, &part, dst, src, len);
-	sums->csum = csum_block_add(sums->csum, part, sums->csum_len);
-	sums->csum_len += len;
-}
-
-/**
- * sroce_av_sums_udp() - whether a packet's UDP checksum covers its payload
- * @av: the packet's destination
- *
- * Return: true for RoCEv2 over IPv6; IPv4 packets carry none.
- */
-bool sroce_av_sums_udp(const struct sroce_av *av)
-{
-	return av->ipv6 && !av->v1;
-}
-
 /*
- * The full UDP checksum of an IPv6 packet, computed here: the split of a
- * burst leaves none for the device to finish, and the payload's sum, when
- * the copy into the packet took it, is most of the work.
+ * The full UDP checksum of an IPv6 packet of a burst, computed here: the
+ * split of a burst leaves none for the device to finish.
  */
-static void sroce_udp6_csum(struct sk_buff *skb, const struct sroce_pkt *pkt)
+static void sroce_udp6_csum(struct sk_buff *skb)
 {
 	const struct ipv6hdr *ip6 = ipv6_hdr(skb);
 	unsigned int off = skb_transport_offset(skb);
 	unsigned int len = skb->len - off;
 	struct udphdr *udp = udp_hdr(skb);
-	unsigned int head, tail;
-	__wsum csum;
 
 	udp->check = 0;
-	if (pkt->sums_set && pkt->sums.want_csum &&
-	    pkt->sums.csum_len == pkt->payload && !skb_is_nonlinear(skb)) {
-		/* Headers from UDP's on, the payload, then pad and ICRC. */
-		head = len - pkt->payload - pkt->bth.pad - SROCE_ICRC_LEN;
-		tail = head + pkt->payload;
-		csum = csum_partial(skb->data + off, head, 0);
-		csum = csum_block_add(csum, pkt->sums.csum, head);
-		csum = csum_block_add(csum,
-				      csum_partial(skb->data + off + tail,
-						   len - tail, 0), tail);
-	} else {
-		csum = skb_checksum(skb, off, len, 0);
-	}
 	udp->check = csum_ipv6_magic(&ip6->saddr, &ip6->daddr, len,
-				     IPPROTO_UDP, csum);
+				     IPPROTO_UDP, skb_checksum(skb, off, len, 0));
 	if (!udp->check)
 		udp->check = CSUM_MANGLED_0;
 }
@@ -718,7 +667,6 @@ static int sroce_pkt_xmit(struct sroce_qp *qp, const struct sroce_av *av,
 	struct sk_buff *skb = pkt->skb;
 	bool cache = av == &qp->av;
 	struct dst_entry *dst;
-	bool csum_done;
 	__le32 *icrc;
 	u8 tclass;
 	int err;
@@ -772,14 +720,9 @@ static int sroce_pkt_xmit(struct sroce_qp *qp, const struct sroce_av *av,
 	skb->ip_summed = CHECKSUM_NONE;
 	/* For the qdiscs, and the 802.1p priority of a VLAN's frames. */
 	skb->priority = av->sl;
-	/*
-	 * The UDP checksum covers the ICRC: after it. A packet alone leaves
-	 * it to the device, unless the copy took the payload's sum.
-	 */
-	csum_done = av->ipv6 && (burst || (pkt->sums_set &&
-					   pkt->sums.want_csum));
-	if (csum_done)
-		sroce_udp6_csum(skb, pkt);
+	/* The UDP checksum covers the ICRC: after it. */
+	if (burst && av->ipv6)
+		sroce_udp6_csum(skb);
 	if (sroce_pkt_leaves(qp, skb, skb_transport_offset(skb) +
 			     sizeof(struct udphdr)))
 		return 0;
@@ -787,9 +730,7 @@ static int sroce_pkt_xmit(struct sroce_qp *qp, const struct sroce_av *av,
 		sroce_burst_add(burst, skb);
 		return 0;
 	}
-	return sroce_pkt_sent_status(qp, csum_done ?
-				     sroce_ip_emit(qp->sdev->net, skb) :
-				     sroce_ip_out(qp->sdev->net, skb));
+	return sroce_pkt_sent_status(qp, sroce_ip_out(qp->sdev->net, skb));
 }
 
 /**

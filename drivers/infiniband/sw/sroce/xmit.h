@@ -17,22 +17,6 @@ struct sroce_burst;
 struct sroce_qp;
 
 /**
- * struct sroce_copy_sums - what a copy into a packet computes on the way
- * @crc: the ICRC's running CRC over the bytes (sroce_icrc_copy())
- * @csum: with @want_csum, the bytes' sum for the UDP checksum, in
- *	csum_partial()'s form
- * @csum_len: bytes in @csum so far: the offset of the next piece
- * @want_csum: whether to sum the bytes: a packet to an IPv6 address, whose
- *	UDP checksum covers them
- */
-struct sroce_copy_sums {
-	u32	crc;
-	__wsum	csum;
-	u32	csum_len;
-	bool	want_csum;
-};
-
-/**
  * struct sroce_pkt - a request or response being built
  * @skb: the buffer; its data starts at the BTH
  * @bth: the BTH fields
@@ -41,10 +25,10 @@ struct sroce_copy_sums {
  * @tail: a zero-copy packet's pad and ICRC, in a small buffer of its own
  *	that sroce_pkt_send() attaches after the payload's page fragments;
  *	NULL for a packet built in its linear part
- * @sums: what the copy of the payload into the packet computed on the way,
- *	when @sums_set, so that neither the ICRC nor an IPv6 UDP checksum
- *	reads the payload again; the CRC is started from 0
- * @sums_set: whether @sums cover the whole payload
+ * @payload_crc: the payload's CRC, started from 0 (sroce_icrc_copy()), when
+ *	@payload_crc_set: computed as the payload was copied in, so that
+ *	the ICRC does not read the payload again
+ * @payload_crc_set: whether @payload_crc covers the whole payload
  */
 struct sroce_pkt {
 	struct sk_buff		*skb;
@@ -52,8 +36,8 @@ struct sroce_pkt {
 	const struct sroce_opcode_info *info;
 	u32			payload;
 	void			*tail;
-	struct sroce_copy_sums	sums;
-	bool			sums_set;
+	u32			payload_crc;
+	bool			payload_crc_set;
 };
 
 bool sroce_pkt_zcopy_wanted(const struct sroce_qp *qp, u32 payload);
@@ -72,9 +56,6 @@ int sroce_pkt_queue(struct sroce_qp *qp, const struct sroce_av *av,
 int sroce_pkt_emit(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_pkt_free(struct sroce_pkt *pkt);
 int sroce_ip_out(struct net *net, struct sk_buff *skb);
-void sroce_copy_sums_copy(struct sroce_copy_sums *sums, void *dst,
-			  const void *src, u32 len);
-bool sroce_av_sums_udp(const struct sroce_av *av);
 
 /**
  * sroce_skb_payload() - payload bytes of a received packet
