@@ -207,7 +207,7 @@ static enum hrtimer_restart sroce_cc_timer(struct hrtimer *timer)
 	struct sroce_qp *qp = container_of(timer, struct sroce_qp, cc.timer);
 
 	/* The work item finds the QP's state, and the time, again. */
-	queue_work(sroce_qp_wq, &qp->req.work);
+	sroce_req_schedule(qp);
 	return HRTIMER_NORESTART;
 }
 

@@ -109,7 +109,7 @@ void sroce_comp_retire(struct sroce_qp *qp)
 		wqe->psn_valid = false;
 		if (failed && !sroce_finj_retired(wqe)) {
 			qp->req.fatal = true;
-			queue_work(sroce_qp_wq, &qp->req.work);
+			sroce_req_schedule(qp);
 			break;
 		}
 	}
@@ -304,7 +304,7 @@ static void sroce_comp_miss(struct sroce_qp *qp, struct sk_buff *skb, u32 psn,
 	}
 	qp->req.miss_rewind = true;
 	qp->comp.read_rewound = true;
-	queue_work(sroce_qp_wq, &qp->req.work);
+	sroce_req_schedule(qp);
 }
 
 /**
@@ -679,7 +679,8 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 
 	sroce_comp_retire(qp);
-	sroce_req_run(qp);
+	sroce_comp_arm_retrans(qp);
+	sroce_req_kick(qp);
 out:
 	spin_unlock(&qp->req.lock);
 }
@@ -734,7 +735,7 @@ void sroce_retrans_timer(struct timer_list *t)
 	 * Resend from the work item: many QPs timing out at once must not
 	 * keep the timer softirq busy with all their packets.
 	 */
-	queue_work(sroce_qp_wq, &qp->req.work);
+	sroce_req_schedule(qp);
 out:
 	spin_unlock_bh(&qp->req.lock);
 }
@@ -746,6 +747,6 @@ void sroce_rnr_timer(struct timer_list *t)
 	spin_lock_bh(&qp->req.lock);
 	qp->comp.rnr_wait = false;
 	if (READ_ONCE(qp->state) == IB_QPS_RTS)
-		queue_work(sroce_qp_wq, &qp->req.work);
+		sroce_req_schedule(qp);
 	spin_unlock_bh(&qp->req.lock);
 }

@@ -46,8 +46,15 @@
  */
 struct workqueue_struct *sroce_qp_wq;
 
+/*
+ * The requesters' work items, which send what a response lets go (see
+ * req.c), run at high priority: a process polling its completion queue
+ * must not take half the CPU from the packets it waits for.
+ */
+struct workqueue_struct *sroce_req_wq;
+
 /**
- * sroce_qp_wq_init() - allocate the QPs' workqueue
+ * sroce_qp_wq_init() - allocate the QPs' workqueues
  *
  * Context: module init.
  * Return: 0 or -ENOMEM.
@@ -56,16 +63,25 @@ int sroce_qp_wq_init(void)
 {
 	sroce_qp_wq = alloc_workqueue("sroce_qp", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				      0);
-	return sroce_qp_wq ? 0 : -ENOMEM;
+	if (!sroce_qp_wq)
+		return -ENOMEM;
+	sroce_req_wq = alloc_workqueue("sroce_req", WQ_UNBOUND | WQ_HIGHPRI |
+				       WQ_MEM_RECLAIM, 0);
+	if (!sroce_req_wq) {
+		destroy_workqueue(sroce_qp_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /**
- * sroce_qp_wq_exit() - free the QPs' workqueue
+ * sroce_qp_wq_exit() - free the QPs' workqueues
  *
  * Context: module exit, every QP destroyed.
  */
 void sroce_qp_wq_exit(void)
 {
+	destroy_workqueue(sroce_req_wq);
 	destroy_workqueue(sroce_qp_wq);
 }
 
@@ -794,7 +810,7 @@ static void sroce_qp_doorbell(struct sroce_qp *qp)
 	case IB_QPS_SQD:
 	case IB_QPS_SQE:
 		if (!sroce_kpost_can_run()) {
-			queue_work(sroce_qp_wq, &qp->req.work);
+			sroce_req_schedule(qp);
 			return;
 		}
 		spin_lock_bh(&qp->req.lock);
@@ -803,7 +819,7 @@ static void sroce_qp_doorbell(struct sroce_qp *qp)
 		return;
 	case IB_QPS_ERR:
 		if (!sroce_kpost_can_run()) {
-			queue_work(sroce_qp_wq, &qp->req.work);
+			sroce_req_schedule(qp);
 			return;
 		}
 		/* Without a receive doorbell, this is where late WQEs flush. */

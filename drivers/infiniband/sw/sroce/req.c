@@ -2,8 +2,11 @@
 /*
  * The requester: turns send WQEs into request packets.
  *
- * It runs where work arrives: in the doorbell's system call, and in the
- * softirq of an ACK that opens the window. It stops at the end of the ring,
+ * It runs in the doorbell's system call, and in a work item at high
+ * priority (sroce_req_wq) when a response lets more go: sending from the
+ * response's softirq would leave it to ksoftirqd under load, which a
+ * process polling its completion queue gets half the CPU from (see
+ * Documentation/performance.rst). It stops at the end of the ring,
  * when the window of unacknowledged packets is full, when the READ/atomic
  * limit is reached, when a fence or local operation must wait, and after a
  * budget of packets (a work item then carries on). An RC QP also stops
@@ -678,6 +681,31 @@ static enum sroce_req_verdict sroce_req_begin(struct sroce_qp *qp,
 	return SROCE_REQ_SEND;
 }
 
+/**
+ * sroce_req_schedule() - have the requester's work item carry on
+ * @qp: the QP
+ */
+void sroce_req_schedule(struct sroce_qp *qp)
+{
+	queue_work(sroce_req_wq, &qp->req.work);
+}
+
+/**
+ * sroce_req_kick() - let the requester go on after a response
+ * @qp: the QP, RC; req.lock held
+ *
+ * Schedules the work item when the send queue holds WQEs not yet sent
+ * and the window has room: the response that got here may have opened
+ * it, ended a wait for READ responses, or rewound the requester.
+ */
+void sroce_req_kick(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->req.lock);
+	if (qp->req.next != sroce_queue_load_producer(&qp->req.sq) &&
+	    !qp->comp.rnr_wait && !sroce_req_window_full(qp))
+		sroce_req_schedule(qp);
+}
+
 /*
  * Whether another packet may go now: the window, the budget of this run
  * (the work item takes over when it is spent), an RC QP's rate and the
@@ -688,7 +716,7 @@ static bool sroce_req_may_send(struct sroce_qp *qp, unsigned int *budget)
 	if (sroce_req_window_full(qp))
 		return false;
 	if (!*budget) {
-		queue_work(sroce_qp_wq, &qp->req.work);
+		sroce_req_schedule(qp);
 		return false;
 	}
 	if (qp->type == IB_QPT_RC && !sroce_cc_may_send(qp))
@@ -709,7 +737,7 @@ static enum sroce_req_verdict sroce_req_send(struct sroce_qp *qp,
 	if (status == IB_WC_GENERAL_ERR) {
 		/* No memory, queue space or mapped page: try later. */
 		if (!qp->comp.rnr_wait)
-			queue_work(sroce_qp_wq, &qp->req.work);
+			sroce_req_schedule(qp);
 		return SROCE_REQ_STOP;
 	}
 	if (status != IB_WC_SUCCESS) {

@@ -83,7 +83,7 @@ static bool sroce_tx_wake(struct sroce_qp *qp)
 	bool woken = false;
 
 	if (test_and_clear_bit(SROCE_TXW_REQ, &qp->tx.waiters)) {
-		queue_work(sroce_qp_wq, &qp->req.work);
+		sroce_req_schedule(qp);
 		woken = true;
 	}
 	if (test_and_clear_bit(SROCE_TXW_RESP, &qp->tx.waiters)) {
