@@ -38,7 +38,7 @@ check "tracefs mounted" mount -t tracefs tracefs "$tracefs" ||
 check "tracefs has events/sroce/" test -e "$tracefs/events/sroce/enable" ||
 	bail "no sroce events in tracefs"
 
-dp_tap_tool "observe" 120 "$here/observe_verbs.py" \
+dp_tap_tool "observe" 240 "$here/observe_verbs.py" \
 	--victim "$DP_CLI_DEV:$DP_CLI_GID6:$DP_CLI_IP6" \
 	--peer "$DP_SRV_DEV:$DP_SRV_GID6:$DP_SRV_IP6" \
 	--ns "$DP_SRV_NS" --inject "$inject" --tracefs "$tracefs"

@@ -23,6 +23,7 @@ import sys
 import time
 
 import pyverbs.enums as e
+from pyverbs.mr import MR
 from pyverbs.qp import QPAttr
 from pyverbs.wr import SGE, SendWR
 
@@ -37,6 +38,8 @@ EVENTS = ("sroce_qp_state", "sroce_retransmit", "sroce_nak_send",
 VICTIM_PSN = 1000
 PEER_PSN = 70000
 SMALL = 64
+# A WRITE of eight windows: 4 MiB of 1024-byte packets each.
+BIG = 32 << 20
 EVENT_RE = re.compile(r"\s(sroce_\w+): (dev=.*)$")
 
 
@@ -304,6 +307,53 @@ def timeout_tests(trace, victim, peer):
     v2.close()
 
 
+def modify_state(qp, state):
+    attr = QPAttr()
+    attr.qp_state = state
+    qp.modify(attr, e.IBV_QP_STATE)
+
+
+def sqd_tests(trace, victim, peer):
+    """A WRITE of BIG bytes, then the send queue drained (SQD) while most
+    of it is still to go: the message in progress goes on as ACKs open the
+    window and completes with its data whole, the drain ends, and back in
+    RTS the QP sends again."""
+    v, p = connect(victim, peer)
+    src = MR(victim.pd, BIG, e.IBV_ACCESS_LOCAL_WRITE)
+    dst = MR(peer.pd, BIG, e.IBV_ACCESS_LOCAL_WRITE | REMOTE)
+    data = (bytes(range(251)) * (BIG // 251 + 1))[:BIG]
+    src.write(data, BIG, 0)
+    wr = SendWR(wr_id=7, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                sg=[SGE(src.buf, BIG, src.lkey)])
+    wr.set_wr_rdma(dst.rkey, dst.buf)
+    v.post_send(wr)
+    modify_state(v, e.IBV_QPS_SQD)
+    attr, _ = v.query(e.IBV_QP_STATE)
+    tap(attr.qp_state == e.IBV_QPS_SQD and attr.sq_draining,
+        "SQD: the QP drains its send queue, the WRITE in progress",
+        "state %d, sq_draining %d" % (attr.qp_state, attr.sq_draining))
+    wc = poll_one(victim.scq, 60)
+    tap(wc is not None and wc.status == e.IBV_WC_SUCCESS and wc.wr_id == 7,
+        "SQD: the %d MiB WRITE completes" % (BIG >> 20),
+        "no completion" if wc is None else
+        "status %d, wr_id %d" % (wc.status, wc.wr_id))
+    tap(dst.read(BIG, 0) == data, "SQD: every byte of it arrived")
+    attr, _ = v.query(e.IBV_QP_STATE)
+    tap(attr.qp_state == e.IBV_QPS_SQD and not attr.sq_draining,
+        "SQD: the drain is over",
+        "state %d, sq_draining %d" % (attr.qp_state, attr.sq_draining))
+    modify_state(v, e.IBV_QPS_RTS)
+    why = send(victim, v, peer, p, 4)
+    tap(why is None, "SQD: back in RTS, a SEND completes", why)
+    check_states(trace, victim.dev, v.qp_num,
+                 [("RESET", "INIT"), ("INIT", "RTR"), ("RTR", "RTS"),
+                  ("RTS", "SQD"), ("SQD", "RTS")], "drain")
+    p.close()
+    v.close()
+    dst.close()
+    src.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--victim", required=True)
@@ -342,6 +392,7 @@ def main():
         p.close()
         rnr_tests(trace, victim, peer)
         timeout_tests(trace, victim, peer)
+        sqd_tests(trace, victim, peer)
     finally:
         trace.stop()
     return tap_done()

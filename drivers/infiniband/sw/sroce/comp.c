@@ -708,7 +708,7 @@ void sroce_retrans_timer(struct timer_list *t)
 	struct sroce_qp *qp = from_timer(qp, t, comp.retrans_timer);
 
 	spin_lock_bh(&qp->req.lock);
-	if (READ_ONCE(qp->state) != IB_QPS_RTS || !sroce_comp_outstanding(qp) ||
+	if (!sroce_qp_req_active(qp) || !sroce_comp_outstanding(qp) ||
 	    qp->comp.rnr_wait)
 		goto out;
 	if (sroce_rto_defer(qp)) {
@@ -746,7 +746,7 @@ void sroce_rnr_timer(struct timer_list *t)
 
 	spin_lock_bh(&qp->req.lock);
 	qp->comp.rnr_wait = false;
-	if (READ_ONCE(qp->state) == IB_QPS_RTS)
+	if (sroce_qp_req_active(qp))
 		sroce_req_schedule(qp);
 	spin_unlock_bh(&qp->req.lock);
 }

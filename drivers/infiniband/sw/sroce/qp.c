@@ -548,7 +548,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->max_rd_atomic = qp->max_rd_atomic;
 	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
 	attr->sq_draining = attr->qp_state == IB_QPS_SQD &&
-			    qp->req.tail != qp->req.next;
+			    sroce_req_draining(qp);
 	if (qp->av.sgid_attr) {
 		struct rdma_ah_attr *ah = &attr->ah_attr;
 

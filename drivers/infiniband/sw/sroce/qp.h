@@ -103,6 +103,18 @@ static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct sroce_qp, ibqp);
 }
 
+/*
+ * Whether the requester sends: in RTS, and in SQD, where it finishes the
+ * messages it began (sroce_req_may_start() keeps new ones back) and sends
+ * again what a loss or an RNR NAK asks for.
+ */
+static inline bool sroce_qp_req_active(const struct sroce_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	return state == IB_QPS_RTS || state == IB_QPS_SQD;
+}
+
 static inline bool sroce_qp_get(struct sroce_qp *qp)
 {
 	return refcount_inc_not_zero(&qp->ref);

@@ -551,10 +551,15 @@ static bool sroce_req_local_op(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	return true;
 }
 
-/* May WQE @idx start now? */
+/*
+ * May WQE @idx start now? In SQD only one begun before the drain may: one
+ * a go-back has to send again.
+ */
 static bool sroce_req_may_start(struct sroce_qp *qp, struct sroce_swqe *wqe)
 {
-	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (state != IB_QPS_RTS && !(state == IB_QPS_SQD && wqe->psn_valid))
 		return false;
 	if ((wqe->wr.send_flags & IB_SEND_FENCE) && qp->req.rd_atomic_out)
 		return false;
@@ -688,6 +693,27 @@ static enum sroce_req_verdict sroce_req_begin(struct sroce_qp *qp,
 void sroce_req_schedule(struct sroce_qp *qp)
 {
 	queue_work(sroce_req_wq, &qp->req.work);
+}
+
+/**
+ * sroce_req_draining() - whether WQEs begun before a drain are unfinished
+ * @qp: the QP
+ *
+ * Those sent and not yet completed, and the one whose packets are being
+ * sent; WQEs not begun wait in the queue.
+ *
+ * Return: what ib_query_qp() reports as sq_draining in the SQD state.
+ */
+bool sroce_req_draining(struct sroce_qp *qp)
+{
+	bool draining;
+
+	spin_lock_bh(&qp->req.lock);
+	draining = qp->req.tail != qp->req.next ||
+		   (qp->req.swqe &&
+		    qp->req.swqe[qp->req.next].state == SROCE_SWQE_SENDING);
+	spin_unlock_bh(&qp->req.lock);
+	return draining;
 }
 
 /**
@@ -843,7 +869,7 @@ static void sroce_req_fault(struct sroce_qp *qp)
 		kfree_skb(skb);
 	}
 	spin_lock_bh(&qp->req.lock);
-	if (READ_ONCE(qp->state) == IB_QPS_RTS) {
+	if (sroce_qp_req_active(qp)) {
 		if (err && resp)
 			sroce_comp_fault_failed(qp, psn);
 		else if (rewind)
@@ -871,7 +897,7 @@ void sroce_req_work(struct work_struct *work)
 	sroce_req_fault(qp);
 	spin_lock_bh(&qp->req.lock);
 	fatal = qp->req.fatal;
-	if (!fatal && READ_ONCE(qp->state) == IB_QPS_RTS)
+	if (!fatal && sroce_qp_req_active(qp))
 		sroce_req_run(qp);
 	spin_unlock_bh(&qp->req.lock);
 	if (fatal) {
