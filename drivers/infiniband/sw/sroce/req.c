@@ -552,8 +552,8 @@ static bool sroce_req_local_op(struct sroce_qp *qp, struct sroce_swqe *wqe,
 }
 
 /*
- * May WQE @idx start now? In SQD only one begun before the drain may: one
- * a go-back has to send again.
+ * May @wqe start now? In SQD only one begun before the drain may: one a
+ * go-back has to send again.
  */
 static bool sroce_req_may_start(struct sroce_qp *qp, struct sroce_swqe *wqe)
 {
