@@ -339,7 +339,6 @@ static void sroce_cc_catch_up(struct sroce_qp *qp, u64 now)
 bool sroce_cc_may_send(struct sroce_qp *qp)
 {
 	struct sroce_cc *cc = &qp->cc;
-	enum ib_qp_state state;
 	u64 now;
 
 	if (!cc->limited)
@@ -356,8 +355,7 @@ bool sroce_cc_may_send(struct sroce_qp *qp)
 	 * A QP on its way out (RESET, under req.lock) must not arm the timer
 	 * after its last cancel; a draining one (SQD) still sends.
 	 */
-	state = READ_ONCE(qp->state);
-	if (state == IB_QPS_RTS || state == IB_QPS_SQD)
+	if (sroce_qp_req_active(qp))
 		hrtimer_start(&cc->timer, ns_to_ktime(cc->next_send),
 			      HRTIMER_MODE_ABS);
 	return false;
@@ -402,12 +400,10 @@ void sroce_cc_cnp_recv(struct sroce_qp *qp)
 	u32 min_rate = sroce_cc_mbps(&sroce_min_rate_mbps);
 	u32 max_rate = sroce_cc_mbps(&sroce_max_rate_mbps);
 	unsigned int g = sroce_cc_g();
-	enum ib_qp_state state;
 	u64 now = ktime_get_ns();
 
 	spin_lock(&qp->req.lock);
-	state = READ_ONCE(qp->state);
-	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
+	if (!sroce_qp_req_active(qp)) {
 		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BAD_QP_STATE, 0);
 		goto out;
 	}

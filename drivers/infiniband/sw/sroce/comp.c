@@ -468,14 +468,13 @@ static bool sroce_comp_read_continues(struct sroce_qp *qp,
 				      const struct sroce_opcode_info *info,
 				      u32 psn, u32 payload)
 {
-	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct sroce_swqe *wqe;
 	bool found;
 	u32 idx;
 
 	if (!(info->flags & SROCE_OPF_READ_RESP) ||
 	    !(info->flags & (SROCE_OPF_MIDDLE | SROCE_OPF_LAST)) ||
-	    (state != IB_QPS_RTS && state != IB_QPS_SQD) ||
+	    !sroce_qp_req_active(qp) ||
 	    !sroce_psn_outstanding(psn, qp->comp.una_psn, qp->req.sent_psn) ||
 	    sroce_psn_diff(psn, qp->req.psn) >= 0)
 		return false;
@@ -640,7 +639,6 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		     const struct sroce_opcode_info *info, u32 payload)
 {
 	u32 psn = sroce_bth_psn(bth);
-	enum ib_qp_state state;
 
 	/* A response the fault injector may hold back is checked first. */
 	if (sroce_finj_armed(qp->sdev) &&
@@ -652,8 +650,7 @@ void sroce_comp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 	if (!sroce_comp_read_continues(qp, info, psn, payload) &&
 	    !sroce_rx_icrc_end(qp->sdev, skb, NULL))
 		goto out;
-	state = READ_ONCE(qp->state);
-	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
+	if (!sroce_qp_req_active(qp)) {
 		sroce_qp_rx_drop(qp, SROCE_STAT_RX_BAD_QP_STATE, psn);
 		goto out;
 	}
