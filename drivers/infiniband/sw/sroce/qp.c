@@ -40,48 +40,37 @@
 				   IB_QP_RATE_LIMIT)
 
 /*
- * The QPs' work items: sending beyond a budget, retransmission, READ
- * responses, page faults. NVMe over Fabrics and NFS over RDMA run over
- * sroce, so memory reclaim can wait on them: they get a rescuer.
+ * The QPs' work items: the requester's (sending what a response lets go or
+ * what a budget left, retransmission, page faults) and the responder's
+ * (READ responses beyond a budget, page faults, the move to the error
+ * state). Their packets are what a process polling its completion queue
+ * waits for, so they run at high priority: at normal priority the process
+ * takes half the CPU from them (Documentation/performance.rst). NVMe over
+ * Fabrics and NFS over RDMA run over sroce, so memory reclaim can wait on
+ * them: they get a rescuer.
  */
 struct workqueue_struct *sroce_qp_wq;
 
-/*
- * The requesters' work items, which send what a response lets go (see
- * req.c), run at high priority: a process polling its completion queue
- * must not take half the CPU from the packets it waits for.
- */
-struct workqueue_struct *sroce_req_wq;
-
 /**
- * sroce_qp_wq_init() - allocate the QPs' workqueues
+ * sroce_qp_wq_init() - allocate the QPs' workqueue
  *
  * Context: module init.
  * Return: 0 or -ENOMEM.
  */
 int sroce_qp_wq_init(void)
 {
-	sroce_qp_wq = alloc_workqueue("sroce_qp", WQ_UNBOUND | WQ_MEM_RECLAIM,
-				      0);
-	if (!sroce_qp_wq)
-		return -ENOMEM;
-	sroce_req_wq = alloc_workqueue("sroce_req", WQ_UNBOUND | WQ_HIGHPRI |
-				       WQ_MEM_RECLAIM, 0);
-	if (!sroce_req_wq) {
-		destroy_workqueue(sroce_qp_wq);
-		return -ENOMEM;
-	}
-	return 0;
+	sroce_qp_wq = alloc_workqueue("sroce_qp", WQ_UNBOUND | WQ_HIGHPRI |
+				      WQ_MEM_RECLAIM, 0);
+	return sroce_qp_wq ? 0 : -ENOMEM;
 }
 
 /**
- * sroce_qp_wq_exit() - free the QPs' workqueues
+ * sroce_qp_wq_exit() - free the QPs' workqueue
  *
  * Context: module exit, every QP destroyed.
  */
 void sroce_qp_wq_exit(void)
 {
-	destroy_workqueue(sroce_req_wq);
 	destroy_workqueue(sroce_qp_wq);
 }
 

@@ -136,7 +136,6 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
 extern struct workqueue_struct *sroce_qp_wq;
-extern struct workqueue_struct *sroce_req_wq;
 int sroce_qp_wq_init(void);
 void sroce_qp_wq_exit(void);
 

@@ -3,7 +3,7 @@
  * The requester: turns send WQEs into request packets.
  *
  * It runs in the doorbell's system call, and in a work item at high
- * priority (sroce_req_wq) when a response lets more go: sending from the
+ * priority (sroce_qp_wq) when a response lets more go: sending from the
  * response's softirq would leave it to ksoftirqd under load, which a
  * process polling its completion queue gets half the CPU from (see
  * Documentation/performance.rst). It stops at the end of the ring,
@@ -692,7 +692,7 @@ static enum sroce_req_verdict sroce_req_begin(struct sroce_qp *qp,
  */
 void sroce_req_schedule(struct sroce_qp *qp)
 {
-	queue_work(sroce_req_wq, &qp->req.work);
+	queue_work(sroce_qp_wq, &qp->req.work);
 }
 
 /**

@@ -6,8 +6,9 @@
  * are answered by resp_read.c.
  *
  * It runs in the receive softirq. Only READ responses beyond a budget are
- * sent from a work item, with later requests held back until it is done so
- * that responses leave in PSN order.
+ * sent from a work item (of high priority, as the requester's: see qp.c),
+ * with later requests held back until it is done so that responses leave
+ * in PSN order.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -129,6 +130,15 @@ static void sroce_resp_ack_later(struct sroce_qp *qp, u32 psn)
 	qp->resp.ack_msn = qp->resp.msn;
 }
 
+/**
+ * sroce_resp_schedule() - have the responder's work item carry on
+ * @qp: the QP
+ */
+void sroce_resp_schedule(struct sroce_qp *qp)
+{
+	queue_work(sroce_qp_wq, &qp->resp.work);
+}
+
 /* Fail the QP from the responder: NAK the request, then error the QP. */
 void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak)
 {
@@ -143,7 +153,7 @@ void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak)
 		sroce_resp_send_ack(qp, psn, SROCE_AETH_NAK | nak);
 	}
 	qp->resp.fatal = true;
-	queue_work(sroce_qp_wq, &qp->resp.work);
+	sroce_resp_schedule(qp);
 }
 
 /*
@@ -189,7 +199,7 @@ static int sroce_resp_complete(struct sroce_qp *qp, struct ib_uverbs_wc *wc,
 	if (sroce_cq_post(qp->rcq, wc, solicited, rx)) {
 		/* An overflowed receive CQ fails the QP (IBTA C11-?). */
 		qp->resp.fatal = true;
-		queue_work(sroce_qp_wq, &qp->resp.work);
+		sroce_resp_schedule(qp);
 		return -EBUSY;
 	}
 	return 0;
@@ -245,7 +255,7 @@ bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 	skb_queue_head(&qp->resp.backlog, skb_get(skb));
 	qp->resp.busy = true;
-	queue_work(sroce_qp_wq, &qp->resp.work);
+	sroce_resp_schedule(qp);
 	return true;
 }
 
@@ -887,7 +897,7 @@ void sroce_resp_work(struct work_struct *work)
 		spin_unlock_bh(&qp->resp.lock);
 	}
 	if (again)
-		queue_work(sroce_qp_wq, &qp->resp.work);
+		sroce_resp_schedule(qp);
 
 	if (fatal)
 		sroce_qp_error(qp);

@@ -150,6 +150,7 @@ void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
 		     const struct sroce_bth *bth,
 		     const struct sroce_opcode_info *info, u32 payload);
 void sroce_resp_work(struct work_struct *work);
+void sroce_resp_schedule(struct sroce_qp *qp);
 void sroce_resp_release(struct sroce_qp *qp);
 void sroce_resp_discard_backlog(struct sroce_qp *qp);
 

@@ -209,7 +209,7 @@ static void sroce_resp_read_start(struct sroce_qp *qp, struct sroce_rd_res *res)
 	qp->resp.active_res = res;
 	qp->resp.busy = true;
 	if (!qp->resp.throttled)
-		queue_work(sroce_qp_wq, &qp->resp.work);
+		sroce_resp_schedule(qp);
 }
 
 void sroce_resp_read(struct sroce_qp *qp, struct sk_buff *skb,

@@ -87,7 +87,7 @@ static bool sroce_tx_wake(struct sroce_qp *qp)
 		woken = true;
 	}
 	if (test_and_clear_bit(SROCE_TXW_RESP, &qp->tx.waiters)) {
-		queue_work(sroce_qp_wq, &qp->resp.work);
+		sroce_resp_schedule(qp);
 		woken = true;
 	}
 	return woken;
