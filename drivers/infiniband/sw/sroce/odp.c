@@ -49,7 +49,9 @@
  * struct sroce_odp_implicit - the children of an implicit region
  * @children: child umems by chunk number (address >> SROCE_ODP_CHUNK_SHIFT);
  *	looked up under RCU by the data path, which only uses pages the child
- *	has mapped, under the region's odp_lock
+ *	has mapped, under the region's odp_lock; its own lock is taken with
+ *	bottom halves off, since a child is removed under odp_lock, which the
+ *	receive softirq takes
  * @lock: serializes adding and removing children
  * @mm: the process's address space, held so that a child can be added (the
  *	root umem holds no reference of its own) until the region goes
@@ -163,7 +165,7 @@ int sroce_odp_reg_implicit(struct sroce_mr *mr, struct ib_device *dev,
 		kfree(imp);
 		return PTR_ERR(root);
 	}
-	xa_init(&imp->children);
+	xa_init_flags(&imp->children, XA_FLAGS_LOCK_BH);
 	mutex_init(&imp->lock);
 	imp->mm = current->mm;
 	mmgrab(imp->mm);
@@ -366,7 +368,7 @@ static struct ib_umem_odp *sroce_odp_child(struct sroce_mr *mr, u64 chunk,
 	mutex_lock(&child->umem_mutex);
 	child->private = mr;
 	mutex_unlock(&child->umem_mutex);
-	err = xa_insert(&imp->children, chunk, child, GFP_KERNEL);
+	err = xa_insert_bh(&imp->children, chunk, child, GFP_KERNEL);
 	if (err) {
 		ib_umem_odp_release(child);
 		return ERR_PTR(err);
