@@ -80,6 +80,37 @@ bool sroce_pkt_zcopy_wanted(const struct sroce_qp *qp, u32 payload)
 }
 
 /*
+ * An skb with @size bytes of linear room. A packet of a full path MTU of
+ * 4096 needs some 4.7 KiB with the skb's shared info, which kmalloc()
+ * rounds up to 8 KiB; with init_on_alloc (on by default in Debian's
+ * kernels) every such allocation is zeroed in full before the payload is
+ * copied over it. Above a kilobyte the head comes instead from the per-CPU
+ * page fragment cache, as the kernel's netdev_alloc_skb() does up to a
+ * page: exact size, zeroed only when the cache takes a new 32 KiB page,
+ * and a page whose fragments have all been freed is used again as it is.
+ * Every byte of the packet is written before it is sent. Where the cache
+ * holds a single page (memory is short) a head larger than that falls back
+ * to kmalloc().
+ */
+static struct sk_buff *sroce_pkt_skb(unsigned int size)
+{
+	unsigned int fragsz = SKB_DATA_ALIGN(size) +
+			      SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	struct sk_buff *skb;
+	void *data;
+
+	if (fragsz <= SZ_1K || fragsz > PAGE_FRAG_CACHE_MAX_SIZE)
+		return alloc_skb(size, GFP_ATOMIC);
+	data = netdev_alloc_frag(fragsz);
+	if (unlikely(!data))
+		return alloc_skb(size, GFP_ATOMIC);
+	skb = build_skb(data, fragsz);
+	if (unlikely(!skb))
+		skb_free_frag(data);
+	return skb;
+}
+
+/*
  * Allocate a packet with its headers zeroed and room for @linear bytes
  * after them, and set up @pkt for it.
  */
@@ -104,8 +135,7 @@ static struct sk_buff *sroce_pkt_start(struct sroce_qp *qp,
 			return NULL;
 		hdr_len = info->hdr_len;
 	}
-	skb = alloc_skb(headroom + hdr_len + linear + ndev->needed_tailroom,
-			GFP_ATOMIC);
+	skb = sroce_pkt_skb(headroom + hdr_len + linear + ndev->needed_tailroom);
 	if (unlikely(!skb))
 		return NULL;
 	skb_reserve(skb, headroom);
