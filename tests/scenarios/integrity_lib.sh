@@ -272,13 +272,6 @@ integrity_main() {
 		check "$dev answered requests of a batch with one ACK" \
 			[ "$(_integrity_counter "$dev" acks_coalesced)" -gt 0 ]
 	fi
-	if [ "$module" = sroce ]; then
-		# The link between the guests loses nothing: a timeout would be
-		# a timer shorter than the loaded round trip, or a packet lost
-		# in the stack, which go-back-N would hide from the data checks.
-		expect_eq "$ROLE: $dev had no retransmission timeout on the clean link" \
-			0 "$(_integrity_counter "$dev" retransmit_timeouts)"
-	fi
 	check "rdma link delete $dev" rdma link delete "$dev"
 	done_testing
 }
