@@ -84,6 +84,20 @@ build_modules() {
 	"$root/scripts/build-kernels.sh" "${targets[@]}" -- W=1
 }
 
+# recap_failures: each failed test point again, with the first lines of
+# its diagnosis, and each boot the harness stopped, just above the summary
+# line, where the tail of a long log (all that CI may keep) shows them.
+recap_failures() {
+	[ "$failed" -gt 0 ] || return 0
+	echo "# failures, again:"
+	{
+		grep -h -E '^# [^ ]+: boot [0-9.]+( stopped:|: .*FAILED)' "$out"/*.log
+		awk '/^not ok/ { n = 6; print; next }
+			n > 0 && /^#/ { print; n--; next }
+			{ n = 0 }' "$out"/*.log
+	} | head -n 60 | sed 's/^/#   /'
+}
+
 # mmss SECONDS
 mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
@@ -159,5 +173,6 @@ boot_times "$out/scenarios.log" |
 		printf '#   %-6s +%s .. +%s\n' "$k" "$(mmss "$s")" "$(mmss "$e")"
 	done
 printf '#   %-10s %8s\n' total "$(mmss $((EPOCHSECONDS - t_start)))"
+recap_failures
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
