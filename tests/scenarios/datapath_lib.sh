@@ -88,14 +88,10 @@ _dp_n=0
 # default 18515; qperf -lp; ucx_perftest -p, default 13337;
 # sroce-ucpcheck -p, default 18530; fi_pingpong -B, default 47592, its -p
 # being the provider); "cm" for the servers that listen through the
-# RDMA CM (rping, ucmatose, udaddy, rdma_server); nothing for the others
-# (mckey joins a group and listens on nothing). perftest's -R server keeps
-# its TCP port here, which it never opens: the client then starts when the
-# wait's limit runs out. Started as soon as that server's CM ID listened,
-# a client on the other VM was once refused (invalid service ID) and the
-# server never got further, which is not explained yet.
+# RDMA CM (rping, ucmatose, udaddy, rdma_server, perftest's -R); nothing
+# for the others (mckey joins a group and listens on nothing).
 dp_server_port() {
-	local prog=${1##*/} flag=-p port=
+	local prog=${1##*/} flag=-p port= cm=
 	case $prog in
 	ibv_*_pingpong | ib_*_bw | ib_*_lat) port=18515 ;;
 	ucx_perftest) port=13337 ;;
@@ -110,9 +106,11 @@ dp_server_port() {
 		case $1 in
 		"$flag" | --port | -lp) port=${2:-} ; shift ;;
 		--port=*) port=${1#--port=} ;;
+		-R | --rdma_cm) [[ $prog == ib_* ]] && cm=1 ;;
 		esac
 		shift
 	done
+	[ -n "$cm" ] && port=cm
 	echo "$port"
 }
 
@@ -145,6 +143,11 @@ dp_listening() {
 # TCP PORT, or, for PORT "cm", until PROG listens through the RDMA CM (or
 # the server exits, or its pair's time runs out); without a port, give it
 # a second (times SROCE_SLOW) to start.
+#
+# rdma_listen() shows its CM ID as listening before it has registered the
+# service ID with the IB CM, so a connect request sent at once can still
+# be rejected (invalid service ID), and perftest's server then waits for
+# a client that has gone. A CM server gets half a second more.
 dp_wait_server() {
 	local pid=$1 port=${2:-} prog=${3:-} start=$SECONDS
 	if [ -z "$port" ]; then
@@ -156,6 +159,7 @@ dp_wait_server() {
 		[ $((SECONDS - start)) -lt $((30 * SROCE_SLOW)) ] || return 0
 		nap 0.1
 	done
+	[ "$port" != cm ] || nap "$((SROCE_SLOW / 2)).$((SROCE_SLOW % 2 * 5))"
 }
 
 # perftest calibrates its cycle counter against gettimeofday() with busy
