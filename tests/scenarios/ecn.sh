@@ -4,7 +4,7 @@
 # kernels: 6.1
 # full-kernels: 6.12
 # requires: sroce
-# timeout: 300
+# timeout: 600
 #
 # ECN congestion control. Without a bottleneck (h1 <-> h2), ECN on marks
 # nothing and sends no CNP; the bandwidths with it off and on are printed.
