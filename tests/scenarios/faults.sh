@@ -30,7 +30,8 @@
 # e.g. FAULTS_CASES="retry loss".
 #
 # topology: twovm
-# kernels: 6.1 6.12
+# kernels: 6.1
+# full-kernels: 6.12
 # timeout: 900
 # requires: sroce
 
