@@ -504,13 +504,21 @@ u32 sroce_icrc_skb(u32 crc, struct sk_buff *skb, unsigned int offset,
 u32 sroce_icrc_copy_skb(u32 crc, void *dst, struct sk_buff *skb,
 			unsigned int offset, unsigned int len);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Each software CRC alone, whichever sroce_icrc_init() chose: for tests. */
+u32 sroce_crc_tables(u32 crc, const u8 *p, size_t len);
+u32 sroce_crc_tables_copy(u32 crc, u8 *d, const u8 *p, size_t len);
+u32 sroce_crc_fold_update(u32 crc, const void *p, size_t len);
+u32 sroce_crc_fold_copy(u32 crc, void *d, const void *p, size_t len);
+#endif
+
 /**
  * sroce_icrc_init() - choose how sroce_icrc_update() computes the CRC
  *
- * Takes the crypto API's "crc32" where it computes the same CRC as
- * crc32_le() and, unless the icrc_accel module parameter says otherwise,
- * where a timed test finds it faster than sroce's own tables; the tables
- * otherwise.
+ * Chooses sroce's software CRC, the fold or the tables, and whether the
+ * crypto API's "crc32" replaces it, that only where it computes the same
+ * CRC as crc32_le(). Each choice goes to the faster in a timed test unless
+ * the icrc_fold or icrc_accel module parameter sets it.
  *
  * Context: module init, before any packet is built or checked.
  */

@@ -299,6 +299,80 @@ static void icrc_copy(struct kunit *test)
 	}
 }
 
+static u32 tables_update(u32 crc, const void *p, size_t len)
+{
+	return sroce_crc_tables(crc, p, len);
+}
+
+static u32 tables_copy(u32 crc, void *d, const void *p, size_t len)
+{
+	return sroce_crc_tables_copy(crc, d, p, len);
+}
+
+/* sroce's two software CRCs, to test each whichever the module chose. */
+static const struct {
+	const char *name;
+	u32 (*update)(u32 crc, const void *p, size_t len);
+	u32 (*copy)(u32 crc, void *d, const void *p, size_t len);
+} soft_crcs[] = {
+	{ "fold", sroce_crc_fold_update, sroce_crc_fold_copy },
+	{ "tables", tables_update, tables_copy },
+};
+
+/*
+ * Each software CRC alone: every length up to SOFT_MAX (for the fold, past
+ * the tables' share at the start and the edges of the words of its tail)
+ * from every source alignment, the reference CRC, and for the copy the
+ * bytes and nothing written either side.
+ */
+#define SOFT_MAX	600
+static void icrc_soft(struct kunit *test)
+{
+	const size_t room = SOFT_MAX + 8 + 2 * COPY_GUARD;
+	u8 *src = kunit_kmalloc(test, SOFT_MAX + 8, GFP_KERNEL);
+	u8 *dst = kunit_kmalloc(test, room, GFP_KERNEL);
+	struct rnd_state rnd;
+	unsigned int c, len, so;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 7);
+	prandom_bytes_state(&rnd, src, SOFT_MAX + 8);
+	for (len = 0; len <= SOFT_MAX; len++) {
+		for (so = 0; so < 8; so++) {
+			u32 seed = prandom_u32_state(&rnd);
+			u32 want = ref_crc32(seed, src + so, len);
+			u8 *to = dst + COPY_GUARD + (so * 5 + len) % 8;
+
+			for (c = 0; c < ARRAY_SIZE(soft_crcs); c++) {
+				const u8 *from = src + so;
+
+				memset(dst, 0xa5, room);
+				KUNIT_EXPECT_EQ(test,
+						soft_crcs[c].update(seed, from, len),
+						want);
+				KUNIT_EXPECT_EQ(test,
+						soft_crcs[c].copy(seed, to, from, len),
+						want);
+				SROCE_EXPECT_BYTES(test, to, from, len,
+						   "soft copy");
+				KUNIT_EXPECT_PTR_EQ(test,
+						    memchr_inv(dst, 0xa5, to - dst),
+						    NULL);
+				KUNIT_EXPECT_PTR_EQ(test,
+						    memchr_inv(to + len, 0xa5,
+							       dst + room - to - len),
+						    NULL);
+				if (test->status == KUNIT_FAILURE) {
+					kunit_info(test, "%s, %u bytes, source +%u",
+						   soft_crcs[c].name, len, so);
+					return;
+				}
+			}
+		}
+	}
+}
+
 /* A full packet's payload and more, at odd offsets and lengths. */
 static void icrc_copy_long(struct kunit *test)
 {
@@ -535,6 +609,7 @@ static struct kunit_case sroce_icrc_cases[] = {
 	KUNIT_CASE(icrc_incremental),
 	KUNIT_CASE(icrc_copy),
 	KUNIT_CASE(icrc_copy_long),
+	KUNIT_CASE(icrc_soft),
 	KUNIT_CASE(icrc_combine),
 	KUNIT_CASE(icrc_copy_skb),
 	KUNIT_CASE(icrc_random_grh),
