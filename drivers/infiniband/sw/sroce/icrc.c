@@ -244,14 +244,20 @@ VISIBLE_IF_KUNIT u32 sroce_crc_fold_copy(u32 crc, void *d, const void *p,
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_crc_fold_copy);
 
-/* The ICRC's seed after the eight 0xff bytes that replace the LRH. */
-static u32 sroce_icrc_seed(void)
+/*
+ * The ICRC's running value after the eight 0xff bytes that replace the
+ * LRH: the same for every packet, so computed once, at load.
+ */
+static u32 sroce_icrc_seed __ro_after_init;
+
+static void __init sroce_icrc_seed_init(void)
 {
 	static const u8 masked_lrh[8] = {
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	};
 
-	return sroce_crc_tables(~0U, masked_lrh, sizeof(masked_lrh));
+	sroce_icrc_seed = sroce_crc_tables(~0U, masked_lrh,
+					   sizeof(masked_lrh));
 }
 
 /* The IPv6 header (or GRH) fields a router may change: masked to ones. */
@@ -271,7 +277,7 @@ u32 sroce_icrc_hdr_grh(const void *grh)
 	memcpy(buf, grh, sizeof(buf));
 	sroce_icrc_mask_ip6((struct ipv6hdr *)buf);
 	bth->dqpn |= cpu_to_be32(~SROCE_QPN_MASK);
-	return sroce_crc_tables(sroce_icrc_seed(), buf, sizeof(buf));
+	return sroce_crc_tables(sroce_icrc_seed, buf, sizeof(buf));
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_hdr_grh);
 
@@ -297,7 +303,7 @@ u32 sroce_icrc_hdr(const void *l3, bool ipv6)
 	udp->check = (__force __sum16)0xffff;
 	bth->dqpn |= cpu_to_be32(~SROCE_QPN_MASK);
 
-	return sroce_crc_tables(sroce_icrc_seed(), buf, len);
+	return sroce_crc_tables(sroce_icrc_seed, buf, len);
 }
 EXPORT_SYMBOL_IF_KUNIT(sroce_icrc_hdr);
 
@@ -602,6 +608,7 @@ void __init sroce_icrc_init(void)
 	u8 *buf;
 
 	sroce_crc_tab_init();
+	sroce_icrc_seed_init();
 	buf = kvmalloc(SROCE_ICRC_TEST_LEN, GFP_KERNEL);
 	if (!buf) {
 		pr_warn("icrc: no memory to test the CRCs, using slice-by-16\n");
