@@ -247,58 +247,6 @@ static void icrc_incremental(struct kunit *test)
 	}
 }
 
-/* Bytes either side of a copy's destination, which must stay as they were. */
-#define COPY_GUARD	16
-#define COPY_MAX	300
-
-/*
- * sroce_icrc_copy() at every length up to COPY_MAX and every alignment of
- * source and destination: the bytes copied, nothing written either side,
- * and the CRC that sroce_icrc_update() and the reference give.
- */
-static void icrc_copy(struct kunit *test)
-{
-	const size_t room = COPY_MAX + 8 + 2 * COPY_GUARD;
-	u8 *src = kunit_kmalloc(test, COPY_MAX + 8, GFP_KERNEL);
-	u8 *dst = kunit_kmalloc(test, room, GFP_KERNEL);
-	struct rnd_state rnd;
-	unsigned int len, so, d, i;
-
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
-	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 5);
-	prandom_bytes_state(&rnd, src, COPY_MAX + 8);
-	for (len = 0; len <= COPY_MAX; len++) {
-		for (so = 0; so < 8; so++) {
-			for (d = 0; d < 8; d++) {
-				u32 seed = prandom_u32_state(&rnd);
-				u8 *to = dst + COPY_GUARD + d;
-				u32 crc;
-
-				memset(dst, 0xa5, room);
-				crc = sroce_icrc_copy(seed, to, src + so, len);
-				KUNIT_EXPECT_EQ(test, crc,
-						ref_crc32(seed, src + so, len));
-				KUNIT_EXPECT_EQ(test, crc,
-						sroce_icrc_update(seed, src + so,
-								  len));
-				SROCE_EXPECT_BYTES(test, to, src + so, len,
-						   "copy");
-				for (i = 0; i < room; i++) {
-					if (dst + i >= to && dst + i < to + len)
-						continue;
-					KUNIT_EXPECT_EQ(test, dst[i], 0xa5);
-				}
-				if (test->status == KUNIT_FAILURE) {
-					kunit_info(test, "%u bytes, source +%u, destination +%u",
-						   len, so, d);
-					return;
-				}
-			}
-		}
-	}
-}
-
 static u32 tables_update(u32 crc, const void *p, size_t len)
 {
 	return sroce_crc_tables(crc, p, len);
@@ -309,63 +257,79 @@ static u32 tables_copy(u32 crc, void *d, const void *p, size_t len)
 	return sroce_crc_tables_copy(crc, d, p, len);
 }
 
-/* sroce's two software CRCs, to test each whichever the module chose. */
+/*
+ * The CRCs a copy is checked with: the one chosen at load, and each of
+ * sroce's two software CRCs on its own, whichever the module chose.
+ */
 static const struct {
 	const char *name;
 	u32 (*update)(u32 crc, const void *p, size_t len);
 	u32 (*copy)(u32 crc, void *d, const void *p, size_t len);
-} soft_crcs[] = {
+} copy_crcs[] = {
+	{ "chosen at load", sroce_icrc_update, sroce_icrc_copy },
 	{ "fold", sroce_crc_fold_update, sroce_crc_fold_copy },
 	{ "tables", tables_update, tables_copy },
 };
 
+/* Bytes either side of a copy's destination, which must stay as they were. */
+#define COPY_GUARD	16
+/* Past the fold's start (64 bytes) and the edges of its tail's words. */
+#define COPY_MAX	600
+
 /*
- * Each software CRC alone: every length up to SOFT_MAX (for the fold, past
- * the tables' share at the start and the edges of the words of its tail)
- * from every source alignment, the reference CRC, and for the copy the
- * bytes and nothing written either side.
+ * One copy by copy_crcs[@c] of @len bytes to @d bytes into @dst's room
+ * after its guard: the CRC, the bytes, and nothing written either side.
  */
-#define SOFT_MAX	600
-static void icrc_soft(struct kunit *test)
+static bool icrc_copy_once(struct kunit *test, unsigned int c, u32 seed,
+			   const u8 *from, size_t len, u8 *dst, size_t room,
+			   unsigned int d, u32 want)
 {
-	const size_t room = SOFT_MAX + 8 + 2 * COPY_GUARD;
-	u8 *src = kunit_kmalloc(test, SOFT_MAX + 8, GFP_KERNEL);
+	u8 *to = dst + COPY_GUARD + d;
+
+	memset(dst, 0xa5, room);
+	KUNIT_EXPECT_EQ(test, copy_crcs[c].copy(seed, to, from, len), want);
+	SROCE_EXPECT_BYTES(test, to, from, len, "copy");
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(dst, 0xa5, to - dst), NULL);
+	KUNIT_EXPECT_PTR_EQ(test,
+			    memchr_inv(to + len, 0xa5, dst + room - to - len),
+			    NULL);
+	return test->status != KUNIT_FAILURE;
+}
+
+/*
+ * Each CRC of copy_crcs[] at every length up to COPY_MAX and every
+ * alignment of source and destination: the reference CRC with and without
+ * the copy, the bytes copied, and nothing written either side.
+ */
+static void icrc_copy(struct kunit *test)
+{
+	const size_t room = COPY_MAX + 8 + 2 * COPY_GUARD;
+	u8 *src = kunit_kmalloc(test, COPY_MAX + 8, GFP_KERNEL);
 	u8 *dst = kunit_kmalloc(test, room, GFP_KERNEL);
 	struct rnd_state rnd;
-	unsigned int c, len, so;
+	unsigned int c, len, so, d;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, src);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dst);
-	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 7);
-	prandom_bytes_state(&rnd, src, SOFT_MAX + 8);
-	for (len = 0; len <= SOFT_MAX; len++) {
+	prandom_seed_state(&rnd, SROCE_KUNIT_SEED + 5);
+	prandom_bytes_state(&rnd, src, COPY_MAX + 8);
+	for (len = 0; len <= COPY_MAX; len++) {
 		for (so = 0; so < 8; so++) {
+			const u8 *from = src + so;
 			u32 seed = prandom_u32_state(&rnd);
-			u32 want = ref_crc32(seed, src + so, len);
-			u8 *to = dst + COPY_GUARD + (so * 5 + len) % 8;
+			u32 want = ref_crc32(seed, from, len);
 
-			for (c = 0; c < ARRAY_SIZE(soft_crcs); c++) {
-				const u8 *from = src + so;
-
-				memset(dst, 0xa5, room);
+			for (c = 0; c < ARRAY_SIZE(copy_crcs); c++) {
 				KUNIT_EXPECT_EQ(test,
-						soft_crcs[c].update(seed, from, len),
+						copy_crcs[c].update(seed, from, len),
 						want);
-				KUNIT_EXPECT_EQ(test,
-						soft_crcs[c].copy(seed, to, from, len),
-						want);
-				SROCE_EXPECT_BYTES(test, to, from, len,
-						   "soft copy");
-				KUNIT_EXPECT_PTR_EQ(test,
-						    memchr_inv(dst, 0xa5, to - dst),
-						    NULL);
-				KUNIT_EXPECT_PTR_EQ(test,
-						    memchr_inv(to + len, 0xa5,
-							       dst + room - to - len),
-						    NULL);
-				if (test->status == KUNIT_FAILURE) {
-					kunit_info(test, "%s, %u bytes, source +%u",
-						   soft_crcs[c].name, len, so);
+				for (d = 0; d < 8; d++) {
+					if (icrc_copy_once(test, c, seed, from,
+							   len, dst, room, d,
+							   want))
+						continue;
+					kunit_info(test, "%s, %u bytes, source +%u, destination +%u",
+						   copy_crcs[c].name, len, so, d);
 					return;
 				}
 			}
@@ -609,7 +573,6 @@ static struct kunit_case sroce_icrc_cases[] = {
 	KUNIT_CASE(icrc_incremental),
 	KUNIT_CASE(icrc_copy),
 	KUNIT_CASE(icrc_copy_long),
-	KUNIT_CASE(icrc_soft),
 	KUNIT_CASE(icrc_combine),
 	KUNIT_CASE(icrc_copy_skb),
 	KUNIT_CASE(icrc_random_grh),
