@@ -4,14 +4,14 @@
 # "make bench": sroce against the kernel's rdma_rxe and against TCP on the
 # same link, in one boot of the two-VM topology (tests/bench/twovm.sh runs
 # in the guests), at each netdev MTU: perftest bandwidth (ib_write_bw,
-# ib_send_bw, ib_send_bw -e, ib_read_bw) and latency (ib_write_lat,
-# ib_send_lat, with their 99th and 99.9th percentiles) from 64 B to 1 MiB,
-# ib_write_bw with 1 to 1000 QPs, over sroce, then over rdma_rxe, then
-# iperf3 and qperf over TCP, with the guests' kernel CPU time per GiB
-# moved. Before the stacks, at each MTU, the link's floors: back-to-back
-# ICMP echoes (latency) and one UDP stream of datagrams the size of a
-# full RoCE packet's payload (packet rate). A benchmark, not a test:
-# nothing is judged. The tables, with the ratios sroce/rxe, sroce/TCP
+# ib_send_bw, ib_send_bw -e, ib_read_bw, ib_read_bw -e) and latency
+# (ib_write_lat, ib_send_lat, with their 99th and 99.9th percentiles) from
+# 64 B to 1 MiB, ib_write_bw with 1 to 1000 QPs, over sroce, then over
+# rdma_rxe, then iperf3 and qperf over TCP, with the guests' kernel CPU time
+# per GiB moved. Before the stacks, at each MTU, the link's floors:
+# back-to-back ICMP echoes (latency) and one UDP stream of datagrams the
+# size of a full RoCE packet's payload (packet rate). A benchmark, not a
+# test: nothing is judged. The tables, with the ratios sroce/rxe, sroce/TCP
 # and sroce to the floors (and sroce/sroce1 when sroce1 ran), go to
 # out/bench/DATE/results.md and to stdout; bench.png beside them plots
 # bandwidth and latency against the message size.
@@ -34,7 +34,8 @@
 #                        Documentation/performance.rst)
 #   SROCE_BENCH_BW_TESTS, SROCE_BENCH_LAT_TESTS   perftest programs ("none"
 #                        skips them, as for the others); ib_send_bw_event
-#                        is ib_send_bw -e, sleeping on completion events
+#                        and ib_read_bw_event are ib_send_bw -e and
+#                        ib_read_bw -e, sleeping on completion events
 #   SROCE_BENCH_CPU_SIZES  message sizes whose bandwidth runs get a short
 #                        run of 5 messages beside them, for the CPU time of
 #                        the transfer alone (default "65536 1048576";

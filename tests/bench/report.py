@@ -34,11 +34,13 @@ LINK = ("link", "pktgen")
 
 
 EVENT_NOTE = (
-    "ib_send_bw_event: ib_send_bw -e, both sides sleeping on completion "
-    "events instead of polling the CQ, as TCP's iperf3 sleeps in read(). "
-    "The other perftest runs poll, and in a guest with one vCPU the "
-    "receiver's polling takes CPU time from the softirq that receives "
-    "(Documentation/performance.rst, \"A polling receiver\").")
+    "ib_send_bw_event, ib_read_bw_event: ib_send_bw -e and ib_read_bw -e, "
+    "the side that receives the payload (SEND's receiver, READ's "
+    "requester) sleeping on completion events instead of polling the CQ, "
+    "as TCP's iperf3 sleeps in read(). The other perftest runs poll, and "
+    "in a guest with one vCPU the receiver's polling takes CPU time from "
+    "the softirq that receives (Documentation/performance.rst, \"A "
+    "polling receiver\" and \"A polling requester\").")
 
 
 def num(v):

@@ -190,24 +190,26 @@ def main():
     check(t.get("many QPs", [""])[:2] == ["not met", "1.30"],
           "1000 QPs at 1.30 of one: not within 20%", str(t))
 
-    # SEND with completion events: a row of its own, explained, and in
-    # the targets (4 programs at 2 sizes against the link: 8 of 8).
+    # SEND and READ with completion events: rows of their own, explained,
+    # and in the targets (5 programs at 2 sizes against the link: 10 of
+    # 10).
     out = report(figures(tcp=100, link=120) + tsv("1500", [
-        r for x in ("65536", "1048576")
-        for r in bw("sroce", "ib_send_bw_event", x, "150") +
-        bw("rxe", "ib_send_bw_event", x, "50")]))
-    rows = [r for r in out.splitlines() if r.startswith("| ib_send_bw_event")]
-    check(len(rows) == 2 and all("| 150 | 50 | 100 | 3.00 | 1.50 |" in r
-                                 for r in rows) and
-          "ib_send_bw -e, both sides sleeping" in out,
-          "ib_send_bw_event: its rows, ratios and explanation",
-          "\n".join(rows) or out)
+        r for t in ("ib_send_bw_event", "ib_read_bw_event")
+        for x in ("65536", "1048576")
+        for r in bw("sroce", t, x, "150") + bw("rxe", t, x, "50")]))
+    for t in ("ib_send_bw_event", "ib_read_bw_event"):
+        rows = [r for r in out.splitlines() if r.startswith("| %s " % t)]
+        check(len(rows) == 2 and all("| 150 | 50 | 100 | 3.00 | 1.50 |" in r
+                                     for r in rows),
+              "%s: its rows and ratios" % t, "\n".join(rows) or out)
+    check("ib_send_bw -e and ib_read_bw -e, the side that receives" in out,
+          "the event rows explained", out)
     rows = [r for r in out.splitlines()
             if r.startswith("| bandwidth") and "TCP" in r]
-    check(len(rows) == 1 and "beyond the link in 8 of 8" in rows[0],
-          "ib_send_bw_event counts in the bandwidth targets", "\n".join(rows))
+    check(len(rows) == 1 and "beyond the link in 10 of 10" in rows[0],
+          "the event rows count in the bandwidth targets", "\n".join(rows))
     check("sleeping on completion" not in report(figures()),
-          "no explanation without ib_send_bw_event")
+          "no explanation without an event row")
 
     print("%d passed, %d failed" % tuple(N))
     return 1 if N[1] else 0

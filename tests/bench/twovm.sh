@@ -61,10 +61,11 @@
 #                   and frame-rate floors, measured at each MTU before the
 #                   stacks (default icmp udp: see link_floor)
 #   BENCH_BW_TESTS, BENCH_LAT_TESTS  perftest programs; ib_send_bw_event
-#                   is ib_send_bw -e: both sides sleep on completion events
-#                   instead of polling the CQ, as TCP's receiver sleeps in
-#                   read() (a poller takes half of a one-vCPU guest from
-#                   the softirq that receives)
+#                   and ib_read_bw_event are ib_send_bw -e and ib_read_bw
+#                   -e: the side that receives the payload sleeps on
+#                   completion events instead of polling the CQ, as TCP's
+#                   receiver sleeps in read() (a poller takes half of a
+#                   one-vCPU guest from the softirq that receives)
 #   BENCH_CPU_SIZES  message sizes whose bandwidth runs get a short run
 #                   beside them (default "65536 1048576", those of the
 #                   targets)
@@ -83,7 +84,7 @@
 : "${BENCH_QPS=1 10 100 1000}"
 : "${BENCH_STACKS=sroce rxe tcp}"
 : "${BENCH_FLOORS=icmp udp}"
-: "${BENCH_BW_TESTS=ib_write_bw ib_send_bw ib_send_bw_event ib_read_bw}"
+: "${BENCH_BW_TESTS=ib_write_bw ib_send_bw ib_send_bw_event ib_read_bw ib_read_bw_event}"
 : "${BENCH_LAT_TESTS=ib_write_lat ib_send_lat}"
 : "${BENCH_CPU_SIZES=65536 1048576}"
 : "${BENCH_RUN_TIMEOUT:=60}"
@@ -347,8 +348,11 @@ counters_moved() {
 perftest_bw() {
 	local stack=$1 dev=$2 t=$3 size=$4 qps=$5 name=$3 x=$4 n val rto0 rto1 c0 rc
 	local ev=()
-	# perftest sleeps on completion events for SEND only.
-	[ "$t" = ib_send_bw_event ] && t=ib_send_bw ev=(-e)
+	# perftest sleeps on completion events where completions of
+	# received payload come: SEND's receiver, READ's requester.
+	case $t in
+	ib_send_bw_event | ib_read_bw_event) t=${t%_event} ev=(-e) ;;
+	esac
 	if [ "$qps" -gt 0 ]; then
 		name=${t}_qps x=$qps
 		n=$(clamp $((BENCH_QPS_BYTES / size / qps)) 10 10000)
