@@ -44,6 +44,11 @@
 #   SROCE_BENCH_GIVE_UP  after this many runs of one stack in a row whose
 #                        server failed, skip its other runs at that MTU
 #                        (default 3)
+#   SROCE_BENCH_CUT_LINK  a run's number: VM a drops all it sends from
+#                        that run on, to test the repair of a lost link
+#                        (after a failed run that leaves VM b unreachable,
+#                        both guests reset their NIC and the runs go on;
+#                        results.md says so under the failed runs)
 #   SROCE_BENCH_ROUNDS   run the floors and the stacks this many times in
 #                        turn at each MTU (default 1); the report gives the
 #                        median of the rounds: with "sroce sroce1", an A/B
@@ -75,7 +80,8 @@ fi
 # The selection, passed to the guests as shell assignments: words of
 # letters, digits and underscores only.
 env=
-for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS CPU_SIZES RUN_TIMEOUT GIVE_UP ROUNDS SCALE_SIZES; do
+for v in MTUS SIZES QPS STACKS FLOORS BW_TESTS LAT_TESTS CPU_SIZES RUN_TIMEOUT GIVE_UP ROUNDS SCALE_SIZES \
+	CUT_LINK; do
 	var=SROCE_BENCH_$v
 	[ -n "${!var+set}" ] || continue
 	val=${!var}
@@ -189,7 +195,7 @@ kver=$(cat "$out"/{vm,smp}/a/boot.info 2>/dev/null | sed -n 's/^kver: //p' | hea
 	/usr/bin/python3 "$root/tests/bench/report.py" "$out/results.tsv" "$out" "$out/header.md" \
 		"${report_args[@]}"
 	failures=$(cat "$out"/{vm,smp}/a/cmd.out 2>/dev/null |
-		grep -E '^# (failed|skipped|cannot)|cannot attach' || true)
+		grep -E '^# (failed|skipped|cannot|link lost)|cannot attach' || true)
 	if [ -n "$failures" ]; then
 		echo
 		echo "## Runs that failed or were skipped"

@@ -78,6 +78,9 @@
 #   BENCH_ROUNDS    times the floors and the stacks run at each MTU, in
 #                   turn (default 1): each figure is then printed once per
 #                   round, the stacks' runs alternating
+#   BENCH_CUT_LINK  for a test of link_repair: the number of a run (of
+#                   pair()) before which VM a drops everything it sends,
+#                   as a link that QEMU stopped carrying would (empty: none)
 
 : "${BENCH_MTUS=1500 4200}"
 : "${BENCH_SIZES=64 1024 4096 65536 1048576}"
@@ -90,6 +93,7 @@
 : "${BENCH_RUN_TIMEOUT:=60}"
 : "${BENCH_ROUNDS:=1}"
 : "${BENCH_GIVE_UP:=3}"
+: "${BENCH_CUT_LINK:=}"
 BENCH_STEP=0
 # The scaling run's message size and payload, shared by its QPs.
 BENCH_QPS_SIZE=4096
@@ -182,7 +186,7 @@ vec_delta() {
 # point on) would otherwise cost every later run its timeout, and the
 # benchmark its time limit. Both VMs count the server's failures, so both skip the same runs.
 pair() {
-	local port=$1 srv=() cli=() pid rc srv_rc out c0 c1 peer p p0
+	local port=$1 srv=() cli=() pid rc srv_rc out c0 c1 peer p p0 link
 	shift
 	while [ "$1" != -- ]; do
 		srv+=("$1")
@@ -221,11 +225,16 @@ pair() {
 		put "pair$_pair_n.cpu" "$(cpu_delta "$c0" "$c1")"
 		put "pair$_pair_n.rc" "$rc"
 		pair_count "$rc"
-		[ $rc = 0 ] || { echo "server failed ($rc): ${srv[*]}"; cat "$out"; link_state; } >&2
+		[ $rc = 0 ] || { echo "server failed ($rc): ${srv[*]}"; cat "$out"; nic_report; } >&2
 		rm -f "$out"
+		# VM a says whether the link outlived the run.
+		link=$(get "pair$_pair_n.link" $((BENCH_RUN_TIMEOUT + 120))) || link=ok
+		[ "$link" = ok ] || link_repair
 		return 0
 	fi
 	barrier "pair$_pair_n" 300 || return 1
+	[ "$BENCH_CUT_LINK" = "$_pair_n" ] &&
+		tc qdisc replace dev eth0 root netem loss 100% >&2
 	c0=$(cpu_jiffies)
 	[ -n "${BENCH_PERCPU:-}" ] && p0=$(cpu_percpu)
 	PAIR_OUT=$(timeout "$BENCH_RUN_TIMEOUT" "${cli[@]}" 2>&1)
@@ -249,17 +258,24 @@ pair() {
 	if [ $rc != 0 ] || [ "$srv_rc" != 0 ]; then
 		echo "# failed: ${cli[*]} (client $rc, server $srv_rc)"
 		echo "$PAIR_OUT" | tail -n 5 | sed 's/^/#   /'
-		link_state >&2
+		nic_report >&2
+		if peer_answers; then
+			put "pair$_pair_n.link" ok
+		else
+			put "pair$_pair_n.link" lost
+			link_repair
+		fi
 		return 1
 	fi
+	put "pair$_pair_n.link" ok
 }
 
-# link_state: after a failed run, what the NIC and its queue hold, once
+# nic_report: after a failed run, what the NIC and its queue hold, once
 # per stack (BENCH_STEP): a link that stopped carrying frames shows there
 # (a stopped transmit queue, a qdisc backlog, an unanswered neighbour).
-link_state() {
-	[ "${_link_state_step:-}" != "$BENCH_STEP" ] || return 0
-	_link_state_step=$BENCH_STEP
+nic_report() {
+	[ "${_nic_report_step:-}" != "$BENCH_STEP" ] || return 0
+	_nic_report_step=$BENCH_STEP
 	echo "# link state of VM $ROLE after a failed run:"
 	{
 		ip -s link show dev eth0
@@ -272,6 +288,43 @@ link_state() {
 	} 2>&1 | sed 's/^/#   /'
 	# The host answers with both QEMUs' view of the NICs (nicstate.txt).
 	put "nicstate.$BENCH_STEP.$ROLE" "$(date -u +%T)" 2>/dev/null
+}
+
+# peer_answers: VM b answers a ping on the link (three tries).
+peer_answers() {
+	local i
+	for i in 1 2 3; do
+		"${BENCH_PING[@]}" -c 1 -W 2 "$PEER_IP4" >/dev/null 2>&1 && return 0
+	done
+	return 1
+}
+
+# link_repair: after a failed run that left VM b unreachable, both VMs
+# (each calls it for the same run) reset their NIC and bring eth0 back at
+# BENCH_MTU, with the RDMA device of the stack that was running, so that
+# the runs after it go on. QEMU's side of the link can stop carrying
+# frames for good under load (Documentation/performance.rst, "The link
+# between the guests"); resetting the virtio device makes QEMU drop what
+# it held (nic_reset).
+link_repair() {
+	local n=$_pair_n back=no dev=${BENCH_ATTACHED[2]:-}
+	if [ -n "$dev" ]; then
+		rdma link delete "$dev" 2>/dev/null
+		wait_until 10 ibdev_gone "$dev"
+	fi
+	barrier "repair$n" 120
+	nic_reset >&2 && ip link set eth0 mtu "$BENCH_MTU"
+	barrier "repaired$n" 120
+	wait_until 30 mtu_reached >/dev/null 2>&1 && back=yes
+	if [ -n "$dev" ] && ! link_attach "${BENCH_ATTACHED[1]}" "$dev"; then
+		echo "# cannot attach $dev again on VM $ROLE after the NIC reset"
+	fi
+	# The failures before were the link's.
+	[ $back = yes ] && _pair_fails=0
+	[ "$ROLE" = a ] &&
+		echo "# link lost: VM b did not answer VM a after the run above; both NICs reset, link back: $back"
+	# A test of the repair cuts the link once (see BENCH_CUT_LINK).
+	BENCH_CUT_LINK=
 }
 
 # pair_count RC: count a server's exit status towards BENCH_GIVE_UP.
@@ -300,6 +353,9 @@ cpu_size() {
 	[[ " $BENCH_CPU_SIZES " == *" $1 "* ]]
 }
 
+# The RDMA stack attached now (MODULE TYPE DEV), for link_repair.
+BENCH_ATTACHED=()
+
 # BENCH_SHORT_MSGS: the messages of a short run.
 BENCH_SHORT_MSGS=5
 
@@ -307,13 +363,21 @@ BENCH_SHORT_MSGS=5
 # RoCE v2 GID index.
 attach() {
 	modprobe "$1" "${@:4}" || return 1
-	rdma link add "$3" type "$2" netdev eth0 || return 1
-	wait_until 30 port_is "$3" PORT_ACTIVE || return 1
-	wait_until 30 gid_index "$3" "$(gid_v4 "$MY_IP4")" || return 1
-	BENCH_GID=$(gid_index "$3" "$(gid_v4 "$MY_IP4")")
+	BENCH_ATTACHED=("$1" "$2" "$3")
+	link_attach "$2" "$3"
+}
+
+# link_attach TYPE DEV: an RDMA device DEV of TYPE on eth0, its port active
+# and its IPv4 RoCE v2 GID index in BENCH_GID.
+link_attach() {
+	rdma link add "$2" type "$1" netdev eth0 || return 1
+	wait_until 30 port_is "$2" PORT_ACTIVE || return 1
+	wait_until 30 gid_index "$2" "$(gid_v4 "$MY_IP4")" || return 1
+	BENCH_GID=$(gid_index "$2" "$(gid_v4 "$MY_IP4")")
 }
 
 detach() {
+	BENCH_ATTACHED=()
 	rdma link delete "$2"
 	wait_until 10 ibdev_gone "$2"
 	rmmod "$1"

@@ -367,6 +367,18 @@ topo_twovm_up() {
 	wait_until 10 link_is_up "" eth0
 }
 
+# nic_reset: reset the twovm link's NIC as a new boot would. Unbinding
+# virtio-net and binding it again resets the virtio device, and QEMU then
+# drops whatever its side of the link still held; eth0 comes back as
+# topo_twovm_up leaves it (MTU 1500, the addresses of this VM). An RDMA
+# device on eth0 goes with the old netdev.
+nic_reset() {
+	local dev drv=/sys/bus/virtio/drivers/virtio_net
+	dev=$(basename "$(readlink -f /sys/class/net/eth0/device)") || return
+	echo "$dev" >"$drv/unbind" && echo "$dev" >"$drv/bind" || return
+	topo_twovm_up
+}
+
 # ---------------------------------------------------------------------------
 # Between the two VMs (twovm). Rendezvous files live in SROCE_SYNC, a
 # directory both VMs see through the harness's 9p share, so they work

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: twovm
+# kernels: 6.1 6.12
+# requires: sroce
+# timeout: 300
+#
+# The NIC under sroce goes away and comes back: each VM's virtio-net driver
+# is unbound and bound again (nic_reset in lib.sh, which the benchmark uses
+# to bring back a link that QEMU stopped carrying) while sroce0 is attached
+# to eth0 and the link is cut. The device must go with its netdev, the new
+# eth0 must carry frames again, and a new sroce0 on it must move verified
+# data as before.
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=datapath_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/datapath_lib.sh"
+# The client (VM a) reports each pingpong; the server's side reports none.
+if [ "$ROLE" = a ]; then plan 14; else plan 12; fi
+
+# peer_pings: the peer answers a ping on eth0.
+peer_pings() { ping -c 1 -W 2 "$PEER_IP4" >/dev/null 2>&1; }
+
+pingpong() {
+	dp_pair "$1" 120 \
+		ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 100 -c -- \
+		ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 100 -c @SRV4@
+}
+
+dp_setup
+pingpong "ibv_rc_pingpong -c before the reset"
+old=$(readlink -f /sys/class/net/eth0/device)
+
+# The link stops: VM a drops all it sends, as a QEMU that stopped carrying
+# its frames would.
+barrier cut 120
+[ "$ROLE" = a ] && tc qdisc replace dev eth0 root netem loss 100%
+barrier cut-done 120
+check_fail "the link is cut: no answer from the peer" peer_pings
+
+check "nic_reset: virtio-net unbound and bound again, eth0 set up" nic_reset
+check_wait "sroce0 went with the old eth0" 10 ibdev_gone sroce0
+expect_eq "the same virtio device is eth0 again" "$old" \
+	"$(readlink -f /sys/class/net/eth0/device)"
+expect_eq "eth0 at MTU 1500" 1500 "$(cat /sys/class/net/eth0/mtu)"
+expect_nomatch "no netem left on the new eth0" netem "$(tc qdisc show dev eth0)"
+barrier reset-done 120
+check_wait "the peer answers again" 30 peer_pings
+
+dp_setup
+pingpong "ibv_rc_pingpong -c after the reset"
+check "rdma link delete sroce0" rdma link delete sroce0
+check_wait "sroce0 is gone" 10 ibdev_gone sroce0
+check "rmmod sroce" rmmod sroce
