@@ -518,6 +518,11 @@ def main():
                     ["timeouts " + LABEL[s] for s in rto])
             w("")
             w("### Many QPs (ib_write_bw -q N, 4 KiB messages, MiB/s)")
+            w("")
+            w("CPU: kernel seconds of both guests per GiB, of the whole run: "
+              "with many QPs mostly their setup and teardown, not the "
+              "transfer (Documentation/performance.rst, \"Many QPs' CPU "
+              "time\").")
             if rto:
                 w("")
                 w("timeouts: retransmission timeouts the requester counted "

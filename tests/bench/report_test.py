@@ -190,6 +190,13 @@ def main():
     check(t.get("many QPs", [""])[:2] == ["not met", "1.30"],
           "1000 QPs at 1.30 of one: not within 20%", str(t))
 
+    # The many-QP table says what its CPU column counts.
+    out = report(figures())
+    q = out[out.find("### Many QPs"):]
+    check("### Many QPs" in out and
+          0 <= q.find("mostly their setup and teardown") < q.find("| QPs |"),
+          "many QPs: the CPU column explained above its table", q[:400])
+
     # SEND and READ with completion events: rows of their own, explained,
     # and in the targets (5 programs at 2 sizes against the link: 10 of
     # 10).
