@@ -32,7 +32,9 @@ pingpong "ibv_rc_pingpong -c before the reset"
 old=$(readlink -f /sys/class/net/eth0/device)
 
 # The link stops: VM a drops all it sends, as a QEMU that stopped carrying
-# its frames would.
+# its frames would. Whatever happens, the later scenarios of the boot get
+# the link back.
+trap 'tc qdisc del dev eth0 root 2>/dev/null; true' EXIT
 barrier cut 120
 [ "$ROLE" = a ] && tc qdisc replace dev eth0 root netem loss 100%
 barrier cut-done 120
