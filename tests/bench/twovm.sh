@@ -259,7 +259,7 @@ pair() {
 		echo "# failed: ${cli[*]} (client $rc, server $srv_rc)"
 		echo "$PAIR_OUT" | tail -n 5 | sed 's/^/#   /'
 		nic_report >&2
-		if peer_answers; then
+		if peer_answers 3; then
 			put "pair$_pair_n.link" ok
 		else
 			put "pair$_pair_n.link" lost
@@ -288,15 +288,6 @@ nic_report() {
 	} 2>&1 | sed 's/^/#   /'
 	# The host answers with both QEMUs' view of the NICs (nicstate.txt).
 	put "nicstate.$BENCH_STEP.$ROLE" "$(date -u +%T)" 2>/dev/null
-}
-
-# peer_answers: VM b answers a ping on the link (three tries).
-peer_answers() {
-	local i
-	for i in 1 2 3; do
-		"${BENCH_PING[@]}" -c 1 -W 2 "$PEER_IP4" >/dev/null 2>&1 && return 0
-	done
-	return 1
 }
 
 # link_repair: after a failed run that left VM b unreachable, both VMs

@@ -367,6 +367,18 @@ topo_twovm_up() {
 	wait_until 10 link_is_up "" eth0
 }
 
+# peer_answers [TRIES]: the peer VM answers a ping on the twovm link within
+# TRIES tries (default 1) of two seconds each; busybox's ping where the
+# guest has no other.
+peer_answers() {
+	local i ping=(ping)
+	command -v ping >/dev/null || ping=(busybox ping)
+	for ((i = 0; i < ${1:-1}; i++)); do
+		"${ping[@]}" -c 1 -W 2 "$PEER_IP4" >/dev/null 2>&1 && return 0
+	done
+	return 1
+}
+
 # nic_reset: reset the twovm link's NIC as a new boot would. Unbinding
 # virtio-net and binding it again resets the virtio device, and QEMU then
 # drops whatever its side of the link still held; eth0 comes back as

@@ -235,16 +235,6 @@ start_barrier() {
 	done
 }
 
-# link_alive: VM PEER answers a ping on the twovm link (five tries, after
-# the scenario's cleanup: eth0 keeps the addresses topo_up gave it).
-link_alive() {
-	local i
-	for i in 1 2 3 4 5; do
-		ping -c 1 -W 2 "$PEER_IP4" >/dev/null 2>&1 && return 0
-	done
-	return 1
-}
-
 # link_report: what this VM's side of a dead link shows.
 link_report() {
 	echo "no answer from VM $PEER ($PEER_IP4) to five pings"
@@ -299,7 +289,7 @@ run_scenario() {
 	# every later scenario would fail the same way.
 	local lost=0
 	if [ "$TOPO" = twovm ] && { [ "$rc" != 0 ] || grep -q '^not ok' "$base.tap"; } &&
-		! link_alive; then
+		! peer_answers 5; then
 		lost=1
 		link_report >"$base.link" 2>&1
 		# The host reads its side of the link while QEMU still runs.
