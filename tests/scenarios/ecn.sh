@@ -49,46 +49,9 @@ set_ecn() {
 	echo "$1" >"$PARAMS/ecn" && [ "$(cat "$PARAMS/ecn")" = "$2" ]
 }
 
-# bw_of FILE: perftest's average bandwidth (MB/s) from its report line.
+# bw_of [FILE]: perftest's average bandwidth (MB/s) from its report line.
 bw_of() {
-	awk '$1 == 65536 && NF >= 5 { print $4; exit }' "$1"
-}
-
-# flows NS_SRV NS_CLI SDEV SGID CDEV CGID SRV_IP N TAG: N ib_write_bw pairs
-# at once, each of ITERS 64 KiB writes; sets BW (one per flow) and
-# FLOWS_OK.
-flows() {
-	local ns_s=$1 ns_c=$2 sdev=$3 sgid=$4 cdev=$5 cgid=$6 ip=$7 n=$8 tag=$9
-	local i port spids=() cpids=() out rc
-	FLOWS_OK=1 BW=()
-	for ((i = 0; i < n; i++)); do
-		port=$((18700 + i))
-		ip netns exec "$ns_s" timeout $((60 * SROCE_SLOW)) ib_write_bw -d "$sdev" -x "$sgid" \
-			-p "$port" -s 65536 -n "$ITERS" >"/tmp/ecn.$tag.s$i" 2>&1 &
-		spids+=($!)
-	done
-	for ((i = 0; i < n; i++)); do
-		wait_until 30 dp_listening "${spids[i]}" $((18700 + i))
-	done
-	for ((i = 0; i < n; i++)); do
-		ip netns exec "$ns_c" timeout $((60 * SROCE_SLOW)) ib_write_bw -d "$cdev" -x "$cgid" \
-			-p $((18700 + i)) -s 65536 -n "$ITERS" "$ip" \
-			>"/tmp/ecn.$tag.c$i" 2>&1 &
-		cpids+=($!)
-	done
-	for ((i = 0; i < n; i++)); do
-		wait "${cpids[i]}"
-		rc=$?
-		wait "${spids[i]}" || rc=1
-		out=/tmp/ecn.$tag.c$i
-		cat "/tmp/ecn.$tag.s$i" "$out" >&2
-		BW+=("$(bw_of "$out")")
-		if [ "$rc" != 0 ] || [ -z "${BW[i]}" ]; then
-			FLOWS_OK=0
-			diag "flow $i ($tag) failed, exit status $rc:"
-			diag_file "$out" 20
-		fi
-	done
+	awk '$1 == 65536 && NF >= 5 { print $4; exit }' "$@"
 }
 
 # snap DEV...: the counters that matter, "dev:name=value" words.
@@ -110,13 +73,11 @@ expect_eq "cnp_interval_us defaults to 50" 50 "$(cat "$PARAMS/cnp_interval_us" 2
 # --- No bottleneck: ECN on must not change what happens. ---
 dp_setup
 check "ecn parameter off at run time" set_ecn 0 N
-flows h2 h1 "$DP_SRV_DEV" "$DP_SRV_GID4" "$DP_CLI_DEV" "$DP_CLI_GID4" "$NET4_B" 1 plain-off
-expect_eq "plain path, ECN off: ib_write_bw" 1 "$FLOWS_OK"
-bw_plain_off=${BW[0]}
+dp_perftest "plain path, ECN off: " ib_write_bw -s 65536 -n "$ITERS"
+bw_plain_off=$(bw_of <<<"$DP_LAST_OUT")
 check "ecn parameter on at run time" set_ecn 1 Y
-flows h2 h1 "$DP_SRV_DEV" "$DP_SRV_GID4" "$DP_CLI_DEV" "$DP_CLI_GID4" "$NET4_B" 1 plain-on
-expect_eq "plain path, ECN on: ib_write_bw" 1 "$FLOWS_OK"
-bw_plain_on=${BW[0]}
+dp_perftest "plain path, ECN on: " ib_write_bw -s 65536 -n "$ITERS"
+bw_plain_on=$(bw_of <<<"$DP_LAST_OUT")
 diag "no bottleneck: ib_write_bw 64 KiB x $ITERS: ECN off ${bw_plain_off:-?} MB/s, ECN on ${bw_plain_on:-?} MB/s"
 expect_eq "plain path: no packet marked CE" 0 \
 	"$(($(cnt "$DP_SRV_DEV" ecn_marked_packets) + $(cnt "$DP_CLI_DEV" ecn_marked_packets)))"
@@ -175,10 +136,13 @@ check "es is reachable through the router" ping_ok ec "$S_IP"
 # counts the packets that arrived in order, each one path MTU of a 64 KiB
 # write: once both flows have delivered data, after WARM seconds for
 # DCQCN to settle, over WINDOW seconds, both flows still running at its
-# end. Each look at the QPs takes up to a few seconds in a guest beside
-# busy ones: a 13 s flow ended before its window did in a loaded make
-# check, so the flows last 25 s.
-DURATION=25 WARM=2 WINDOW=5
+# end. The window spans many of DCQCN's cycles of cuts and recovery: in
+# a guest that shares its host with busy ones, one cycle of a marking
+# queue that drains some hundreds of KB/s takes about a second, and over
+# 5 s the index of fair flows once fell to 0.74 where over 15 s it was
+# 0.94. Each look at the QPs takes up to a few seconds in such a guest:
+# the flows last 35 s, so that they still run when the window ends.
+DURATION=35 WARM=3 WINDOW=15
 
 # epsns DEV: "QPN:EPSN" words of DEV's QPs but QP1, in QPN order.
 epsns() {
@@ -224,13 +188,14 @@ jain() {
 		END { if (n == 2 && q > 0) printf "%.3f", s * s / (n * q) }'
 }
 
-# bottleneck_run TAG: two flows of DURATION seconds through the
-# bottleneck; sets RT (client retransmissions in the run), MARKED, CNPS,
-# HANDLED, SHARES ("QPN:MB/s" while both ran), JAIN (their fairness
-# index, empty when not measured), LIMITS (the senders' DCQCN limits at
-# the window's end) and BWS (perftest's averages).
-bottleneck_run() {
-	local rt0 m0 c0 h0 i spids=() cpids=() t0 t1 s0='' s1='' running=1 rc mtu
+# bottleneck_flows TAG: two flows of DURATION seconds through the
+# bottleneck, measured while both run; sets SHARES ("QPN:MB/s"), JAIN
+# (their fairness index, empty when not measured), LIMITS (the senders'
+# DCQCN limits at the window's end), WINDOW_SEEN (what the window saw),
+# RCS and BW (each flow's exit status and perftest's average), and the
+# counters' values at the start (the *0 variables). Fails when a flow did.
+bottleneck_flows() {
+	local i spids=() cpids=() t0 t1 s0='' s1='' running=1 mtu
 	rt0=$(retrans sroceC) m0=$(cnt sroceS ecn_marked_packets)
 	c0=$(cnt sroceS cnp_sent) h0=$(cnt sroceC cnp_handled)
 	mtu=$(ibv_attr sroceS active_mtu)
@@ -263,25 +228,40 @@ bottleneck_run() {
 			JAIN=$(jain "$SHARES")
 		fi
 	fi
-	FLOWS_OK=1 BW=()
+	WINDOW_SEEN="window: ${s0:-?} -> ${s1:-?}; clients still running: $running"
+	RCS=() BW=()
 	for i in 0 1; do
 		wait "${cpids[i]}"
-		rc=$?
-		wait "${spids[i]}" || rc=1
+		RCS+=($?)
+		wait "${spids[i]}" || RCS[i]=1
 		cat "/tmp/ecn.$1.s$i" "/tmp/ecn.$1.c$i" >&2
 		BW+=("$(bw_of "/tmp/ecn.$1.c$i")")
-		if [ "$rc" != 0 ] || [ -z "${BW[i]}" ]; then
-			FLOWS_OK=0
-			diag "flow $i ($1) failed, exit status $rc:"
-			diag_file "/tmp/ecn.$1.c$i" 20
-		fi
 	done
-	expect_eq "bottleneck, $1: both ib_write_bw flows complete" 1 "$FLOWS_OK"
+	[ "${RCS[*]}" = "0 0" ] && [ -n "${BW[0]}" ] && [ -n "${BW[1]}" ]
+}
+
+# bottleneck_run TAG: bottleneck_flows, again (at most twice) when
+# perftest could not calibrate its clock (see datapath_lib.sh) and so
+# failed a flow after its transfer; then reports. Sets JAIN, SHARES,
+# LIMITS and RT (client retransmissions in the run), MARKED, CNPS,
+# HANDLED and BWS (perftest's averages).
+bottleneck_run() {
+	local try i ok=0 rt0 m0 c0 h0
+	for try in 1 2 3; do
+		bottleneck_flows "$1" && ok=1 && break
+		grep -qsF -- "$DP_RERUN_IF" /tmp/ecn."$1".[sc][01] || break
+		log "perftest could not calibrate its clock; running the flows again ($((try + 1)) of 3): $1"
+	done
+	for i in 0 1; do
+		[ "${RCS[i]}" = 0 ] && [ -n "${BW[i]}" ] && continue
+		diag "flow $i ($1) failed, exit status ${RCS[i]}:"
+		diag_file "/tmp/ecn.$1.c$i" 20
+	done
+	expect_eq "bottleneck, $1: both ib_write_bw flows complete" 1 "$ok"
 	if [ -n "$JAIN" ]; then
 		ok "bottleneck, $1: both flows measured over $WINDOW s while both ran"
 	else
-		not_ok "bottleneck, $1: both flows measured over $WINDOW s while both ran" \
-			"window: ${s0:-?} -> ${s1:-?}; clients still running: $running"
+		not_ok "bottleneck, $1: both flows measured over $WINDOW s while both ran" "$WINDOW_SEEN"
 		rdma -dd resource show qp link sroceS/1 >&2
 	fi
 	RT=$(($(retrans sroceC) - rt0))
