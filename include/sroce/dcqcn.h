@@ -2,10 +2,11 @@
 /*
  * The arithmetic of the ECN reaction point (drivers/.../sroce/cc.c) that
  * fits the DCQCN rate limiter to the rate a QP actually sends at: its
- * measurement, the rate the limiter starts from and is capped at, and the
- * stretching of DCQCN's periods when packets are sparse.
+ * measurement, the rate the limiter starts from and is capped at, the
+ * stretching of DCQCN's periods when packets are sparse, and when a CNP
+ * may halve the requester's window.
  *
- * Pure arithmetic on kbit/s and nanoseconds, like rto.h, so that the KUnit
+ * Pure arithmetic on kbit/s, nanoseconds and PSNs, like rto.h, so that the KUnit
  * suites can check it directly; cc.c explains why it is needed.
  */
 #ifndef _SROCE_DCQCN_H
@@ -16,6 +17,7 @@
 #include <linux/overflow.h>
 #include <linux/time64.h>
 #include <linux/types.h>
+#include <sroce/wire.h>
 
 /* The least time a send rate sample spans. */
 #define SROCE_CC_MEAS_NS	NSEC_PER_MSEC
@@ -176,6 +178,24 @@ static inline void sroce_cc_raise(u32 *rate, u32 *target, u64 inc, u32 cap)
 {
 	*target = min_t(u64, (u64)*target + inc, cap);
 	*rate = min(*rate, *target) / 2 + *target / 2;
+}
+
+/**
+ * sroce_cc_window_due() - whether a CNP may halve the requester's window
+ * @cut: a CNP halved it before
+ * @una_psn: the oldest PSN the requester has not seen acknowledged
+ * @cut_psn: the requester's next PSN when a CNP last halved it
+ *
+ * Once per window of packets: the next cut waits until every packet sent
+ * before the last one is acknowledged, so that it answers marks on packets
+ * the smaller window sent.
+ *
+ * Return: true when no CNP has halved the window, or @una_psn has reached
+ * @cut_psn.
+ */
+static inline bool sroce_cc_window_due(bool cut, u32 una_psn, u32 cut_psn)
+{
+	return !cut || sroce_psn_diff(una_psn, cut_psn) >= 0;
 }
 
 #endif /* _SROCE_DCQCN_H */

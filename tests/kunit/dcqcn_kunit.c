@@ -2,7 +2,8 @@
 /*
  * sroce_dcqcn: the arithmetic that fits DCQCN's rate limiter to the rate a
  * QP sends at (include/sroce/dcqcn.h): the measurement, the start and the
- * cap of the limit, the stretched periods, the cut and one increase stage.
+ * cap of the limit, the stretched periods, the cut, one increase stage
+ * and when a CNP may halve the requester's window.
  * Expected values are worked out by hand in the comments.
  */
 
@@ -146,6 +147,23 @@ static void dcqcn_raise(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rate, 20000U);
 }
 
+/* A CNP halves the window once per window of packets, across the wrap. */
+static void dcqcn_window_due(struct kunit *test)
+{
+	/* No cut yet: the first CNP halves it, wherever the PSNs are. */
+	KUNIT_EXPECT_TRUE(test, sroce_cc_window_due(false, 100, 5000));
+	/* Packets sent before the cut still unacknowledged: no second cut. */
+	KUNIT_EXPECT_FALSE(test, sroce_cc_window_due(true, 4999, 5000));
+	/* All of them acknowledged, or more: the next CNP cuts again. */
+	KUNIT_EXPECT_TRUE(test, sroce_cc_window_due(true, 5000, 5000));
+	KUNIT_EXPECT_TRUE(test, sroce_cc_window_due(true, 5001, 5000));
+	/* The cut at PSN 5 after the 24-bit wrap; 0xfffffe is before it. */
+	KUNIT_EXPECT_FALSE(test, sroce_cc_window_due(true, 0xfffffe, 5));
+	KUNIT_EXPECT_TRUE(test, sroce_cc_window_due(true, 6, 5));
+	/* A cut at 0xfffffe; an ACK up to PSN 1, past the wrap, reaches it. */
+	KUNIT_EXPECT_TRUE(test, sroce_cc_window_due(true, 1, 0xfffffe));
+}
+
 static struct kunit_case sroce_dcqcn_cases[] = {
 	KUNIT_CASE(dcqcn_meas_first_window),
 	KUNIT_CASE(dcqcn_meas_ewma),
@@ -155,6 +173,7 @@ static struct kunit_case sroce_dcqcn_cases[] = {
 	KUNIT_CASE(dcqcn_stretch),
 	KUNIT_CASE(dcqcn_cut),
 	KUNIT_CASE(dcqcn_raise),
+	KUNIT_CASE(dcqcn_window_due),
 	{}
 };
 

@@ -68,6 +68,14 @@
  * afresh from what it sends. It is also lifted after SROCE_CC_MAX_CATCHUP
  * timer periods without a CNP.
  *
+ * DCQCN's rate bounds how fast a QP sends, not how much it has in flight.
+ * A QP whose limit is lifted, or has recovered, after a quiet spell would
+ * send its whole window (4 MiB at the path MTU, req.h) into the queue that
+ * marked it, and overflow it: a CNP therefore also halves the requester's
+ * window, once per window of packets (sroce_cc_window_due()), as
+ * ECN-capable transports answer an echoed mark (RFC 3168, 6.1.2). The
+ * window grows back by what each ACK acknowledges (comp.c).
+ *
  * The limiter is a next-send time: each request packet moves it on by its
  * length at the current rate. A requester that finds it in the future
  * stops and an hrtimer restarts it then, through its work item; a little
@@ -237,6 +245,7 @@ void sroce_cc_reset(struct sroce_qp *qp)
 	qp->cc.b_stage = 0;
 	qp->cc.bytes = 0;
 	qp->cc.meas = (struct sroce_cc_meas){};
+	qp->cc.window_cut = false;
 }
 
 /**
@@ -388,6 +397,24 @@ void sroce_cc_sent(struct sroce_qp *qp, u32 payload)
 	}
 }
 
+/*
+ * Halve the requester's window, once per window of packets: half of what
+ * it has in flight when that is less than the window (RFC 5681, 3.1).
+ */
+static void sroce_cc_shrink_window(struct sroce_qp *qp)
+{
+	struct sroce_cc *cc = &qp->cc;
+	s32 flight = sroce_psn_diff(qp->req.psn, qp->comp.una_psn);
+
+	if (!sroce_cc_window_due(cc->window_cut, qp->comp.una_psn,
+				 cc->window_psn))
+		return;
+	flight = clamp_t(s32, flight, 0, qp->req.cwnd);
+	qp->req.cwnd = max_t(u32, flight / 2, SROCE_WINDOW_MIN);
+	cc->window_psn = qp->req.psn;
+	cc->window_cut = true;
+}
+
 /**
  * sroce_cc_cnp_recv() - react to a CNP from the QP's peer
  * @qp: the RC QP it was for, from its peer
@@ -431,6 +458,7 @@ void sroce_cc_cnp_recv(struct sroce_qp *qp)
 	cc->bytes = 0;
 	cc->t_stage = 0;
 	cc->b_stage = 0;
+	sroce_cc_shrink_window(qp);
 out:
 	spin_unlock(&qp->req.lock);
 }

@@ -27,6 +27,8 @@ struct sroce_qp;
  * @t_stage: timer stages since the last CNP
  * @b_stage: byte stages since the last CNP
  * @next_send: the earliest time the next request packet may go, ns
+ * @window_psn: the requester's next PSN when a CNP last halved its window
+ * @window_cut: a CNP halved the window since the QP was reset
  * @meas: the rate the QP's requester sends at, measured while ECN is on
  * @timer: wakes the requester at @next_send
  * @last_cnp: when the last CNP left for this QP's peer, ns
@@ -45,6 +47,8 @@ struct sroce_cc {
 	u32		t_stage;
 	u32		b_stage;
 	u64		next_send;
+	u32		window_psn;
+	bool		window_cut;
 	struct sroce_cc_meas meas;
 	struct hrtimer	timer;
 	atomic64_t	last_cnp;
