@@ -15,13 +15,15 @@
 # and once on (RED marks, the receiver sends CNPs, the senders slow down).
 # What each flow delivers is measured while both run (see
 # bottleneck_run). With ECN on, packets must be marked, CNPs sent and
-# handled, and the requesters must retransmit no more than with ECN off; sroce-integrity
+# handled, and the requesters must retransmit no more than with ECN
+# off; sroce-integrity
 # then verifies data through the marking bottleneck. A capture behind the
 # bottleneck shows the ECN field of the frames and the CNPs on the wire.
 # With ECN on, the two flows must share the bottleneck fairly: Jain's
 # index of their shares at least 0.9. Both runs' shares and indexes,
-# the senders' DCQCN limits, perftest's averages, retransmissions and the
-# qdisc's drops and marks are printed; no speed is asserted on.
+# the senders' DCQCN limits and windows, perftest's averages,
+# retransmissions, the qdisc's drops and marks and what overflowed it
+# are printed; no speed is asserted on.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh
@@ -101,10 +103,12 @@ router_up() {
 	# RoCEv2 (UDP port 4791) goes through the bottleneck, where RED
 	# marks ECN-capable packets and drops the others, early, from an
 	# average queue of 15 KB up (all of them from 45 KB). The queue
-	# itself holds 800 KB, more than the two flows' windows (2 x 256
-	# packets): what DCQCN does not prevent is marked, not lost. The
-	# tools' TCP control connections go by: RED would drop their packets
-	# as readily.
+	# itself holds 800 KB, a fifth of one flow's whole window (4 MiB):
+	# with ECN on, DCQCN cuts the rate and each CNP the window (cc.c),
+	# so that what they do not prevent is marked, not lost, unless a
+	# loaded guest drains the queue too slowly for them; what
+	# overflowed it is printed. The tools' TCP control connections go
+	# by: RED would drop their packets as readily.
 	tc -n er qdisc add dev r1 root handle 1: htb default 2 &&
 	tc -n er class add dev r1 parent 1: classid 1:1 htb rate "$BOTTLENECK" ceil "$BOTTLENECK" &&
 	tc -n er class add dev r1 parent 1: classid 1:2 htb rate 100mbit ceil 1gbit &&
@@ -152,6 +156,21 @@ epsns() {
 		sort -n | paste -sd ' '
 }
 
+# limits DEV: "RATE/WINDOW" words of DEV's QPs (kbit/s, 0 unlimited;
+# packets).
+limits() {
+	rdma -dd resource show qp link "$1/1" | tr -s ' \t' '\n' |
+		awk '$0 == "drv_cwnd" { k = "w"; next } $0 == "drv_cc_rate_kbps" { k = "r"; next }
+			k == "w" { w = $0 } k == "r" { print $0 "/" w } { k = "" }' | paste -sd ' '
+}
+
+# overflows: the packets the bottleneck's RED queue dropped for want of
+# room (its "pdrop"), not early.
+overflows() {
+	tc -n er -s qdisc show dev r1 | awk '/^qdisc red/ { r = 1 }
+		r && /pdrop/ { for (i = 1; i < NF; i++) if ($i == "pdrop") { print $(i + 1); exit } }'
+}
+
 # moved A B: snapshot B has two QPs, each in snapshot A too, with another
 # PSN there.
 moved() {
@@ -191,13 +210,13 @@ jain() {
 # bottleneck_flows TAG: two flows of DURATION seconds through the
 # bottleneck, measured while both run; sets SHARES ("QPN:MB/s"), JAIN
 # (their fairness index, empty when not measured), LIMITS (the senders'
-# DCQCN limits at the window's end), WINDOW_SEEN (what the window saw),
-# RCS and BW (each flow's exit status and perftest's average), and the
+# rate limits and windows at the window's end), WINDOW_SEEN (what the
+# window saw), RCS and BW (each flow's exit status and perftest's average), and the
 # counters' values at the start (the *0 variables). Fails when a flow did.
 bottleneck_flows() {
 	local i spids=() cpids=() t0 t1 s0='' s1='' running=1 mtu
 	rt0=$(retrans sroceC) m0=$(cnt sroceS ecn_marked_packets)
-	c0=$(cnt sroceS cnp_sent) h0=$(cnt sroceC cnp_handled)
+	c0=$(cnt sroceS cnp_sent) h0=$(cnt sroceC cnp_handled) o0=$(overflows)
 	mtu=$(ibv_attr sroceS active_mtu)
 	for i in 0 1; do
 		ip netns exec es timeout $((60 * SROCE_SLOW)) ib_write_bw -d sroceS -x "$SG" \
@@ -218,8 +237,7 @@ bottleneck_flows() {
 		t0=$EPOCHREALTIME s0=$(epsns sroceS)
 		nap "$WINDOW"
 		t1=$EPOCHREALTIME s1=$(epsns sroceS)
-		LIMITS=$(rdma -dd resource show qp link sroceC/1 | grep -o 'cc_rate_kbps [0-9]*' |
-			awk '{ print $2 }' | paste -sd ' ')
+		LIMITS=$(limits sroceC)
 		for i in 0 1; do
 			kill -0 "${cpids[i]}" 2>/dev/null || running=0
 		done
@@ -244,9 +262,10 @@ bottleneck_flows() {
 # perftest could not calibrate its clock (see datapath_lib.sh) and so
 # failed a flow after its transfer; then reports. Sets JAIN, SHARES,
 # LIMITS and RT (client retransmissions in the run), MARKED, CNPS,
-# HANDLED and BWS (perftest's averages).
+# HANDLED, OVERFLOWED (packets the queue had no room for) and BWS
+# (perftest's averages).
 bottleneck_run() {
-	local try i ok=0 rt0 m0 c0 h0
+	local try i ok=0 rt0 m0 c0 h0 o0
 	for try in 1 2 3; do
 		bottleneck_flows "$1" && ok=1 && break
 		grep -qsF -- "$DP_RERUN_IF" /tmp/ecn."$1".[sc][01] || break
@@ -268,10 +287,12 @@ bottleneck_run() {
 	MARKED=$(($(cnt sroceS ecn_marked_packets) - m0))
 	CNPS=$(($(cnt sroceS cnp_sent) - c0))
 	HANDLED=$(($(cnt sroceC cnp_handled) - h0))
+	OVERFLOWED=$(($(overflows) - o0))
 	BWS="${BW[0]:-?} and ${BW[1]:-?} MB/s"
 	diag "bottleneck $BOTTLENECK, $1: while both ran, QPN:MB/s ${SHARES:-?}(Jain's index ${JAIN:-?});" \
-		"senders' limits at the window's end (kbit/s, 0 unlimited) ${LIMITS:-?};" \
-		"perftest's averages $BWS; retransmissions $RT; marked $MARKED, CNPs sent $CNPS, handled $HANDLED" \
+		"senders' rate limits/windows at the window's end (kbit/s, 0 unlimited/packets) ${LIMITS:-?};" \
+		"perftest's averages $BWS; retransmissions $RT; marked $MARKED, CNPs sent $CNPS, handled $HANDLED;" \
+		"the queue overflowed by $OVERFLOWED packets" \
 		"$(tc -n er -s qdisc show dev r1 | grep -A3 '^qdisc red')"
 	snap sroceC sroceS >&2
 }
