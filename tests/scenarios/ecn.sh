@@ -16,9 +16,9 @@
 # What each flow delivers is measured while both run (see
 # bottleneck_run). With ECN on, packets must be marked, CNPs sent and
 # handled, and the requesters must retransmit no more than with ECN
-# off; sroce-integrity
-# then verifies data through the marking bottleneck. A capture behind the
-# bottleneck shows the ECN field of the frames and the CNPs on the wire.
+# off; sroce-integrity then verifies data through the marking
+# bottleneck. A capture behind the bottleneck shows the ECN field of the
+# frames and the CNPs on the wire.
 # With ECN on, the two flows must share the bottleneck fairly: Jain's
 # index of their shares at least 0.9. Both runs' shares and indexes,
 # the senders' DCQCN limits and windows, perftest's averages,
@@ -211,8 +211,9 @@ jain() {
 # bottleneck, measured while both run; sets SHARES ("QPN:MB/s"), JAIN
 # (their fairness index, empty when not measured), LIMITS (the senders'
 # rate limits and windows at the window's end), WINDOW_SEEN (what the
-# window saw), RCS and BW (each flow's exit status and perftest's average), and the
-# counters' values at the start (the *0 variables). Fails when a flow did.
+# window saw), RCS and BW (each flow's exit status and perftest's
+# average), and the counters' values at the start (the *0 variables).
+# Fails when a flow did.
 bottleneck_flows() {
 	local i spids=() cpids=() t0 t1 s0='' s1='' running=1 mtu
 	rt0=$(retrans sroceC) m0=$(cnt sroceS ecn_marked_packets)
@@ -265,9 +266,9 @@ bottleneck_flows() {
 # HANDLED, OVERFLOWED (packets the queue had no room for) and BWS
 # (perftest's averages).
 bottleneck_run() {
-	local try i ok=0 rt0 m0 c0 h0 o0
+	local try i flows_ok=0 rt0 m0 c0 h0 o0
 	for try in 1 2 3; do
-		bottleneck_flows "$1" && ok=1 && break
+		bottleneck_flows "$1" && flows_ok=1 && break
 		grep -qsF -- "$DP_RERUN_IF" /tmp/ecn."$1".[sc][01] || break
 		log "perftest could not calibrate its clock; running the flows again ($((try + 1)) of 3): $1"
 	done
@@ -276,7 +277,7 @@ bottleneck_run() {
 		diag "flow $i ($1) failed, exit status ${RCS[i]}:"
 		diag_file "/tmp/ecn.$1.c$i" 20
 	done
-	expect_eq "bottleneck, $1: both ib_write_bw flows complete" 1 "$ok"
+	expect_eq "bottleneck, $1: both ib_write_bw flows complete" 1 "$flows_ok"
 	if [ -n "$JAIN" ]; then
 		ok "bottleneck, $1: both flows measured over $WINDOW s while both ran"
 	else
