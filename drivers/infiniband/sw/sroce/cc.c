@@ -71,10 +71,11 @@
  * DCQCN's rate bounds how fast a QP sends, not how much it has in flight.
  * A QP whose limit is lifted, or has recovered, after a quiet spell would
  * send its whole window (4 MiB at the path MTU, req.h) into the queue that
- * marked it, and overflow it: a CNP therefore also halves the requester's
- * window, once per window of packets (sroce_cc_window_due()), as
- * ECN-capable transports answer an echoed mark (RFC 3168, 6.1.2). The
- * window grows back by what each ACK acknowledges (comp.c).
+ * marked it, and overflow it. A CNP therefore also cuts the requester's
+ * window to half of what it has in flight (or of the window, when less),
+ * as ECN-capable transports answer an echoed mark (RFC 3168, 6.1.2), once
+ * per window of packets (sroce_cc_window_due()). The window grows back
+ * by what each ACK acknowledges (comp.c).
  *
  * The limiter is a next-send time: each request packet moves it on by its
  * length at the current rate. A requester that finds it in the future
