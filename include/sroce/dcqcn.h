@@ -6,8 +6,8 @@
  * stretching of DCQCN's periods when packets are sparse, and when a CNP
  * may halve the requester's window.
  *
- * Pure arithmetic on kbit/s, nanoseconds and PSNs, like rto.h, so that the KUnit
- * suites can check it directly; cc.c explains why it is needed.
+ * Pure arithmetic on kbit/s, nanoseconds and PSNs, like rto.h, so that the
+ * KUnit suites can check it directly; cc.c explains why it is needed.
  */
 #ifndef _SROCE_DCQCN_H
 #define _SROCE_DCQCN_H
