@@ -3,8 +3,8 @@
  * The arithmetic of the ECN reaction point (drivers/.../sroce/cc.c) that
  * fits the DCQCN rate limiter to the rate a QP actually sends at: its
  * measurement, the rate the limiter starts from and is capped at, the
- * stretching of DCQCN's periods when packets are sparse, and when a CNP
- * may halve the requester's window.
+ * stretching of DCQCN's periods when packets are sparse, and when and how
+ * far a CNP may cut the requester's window.
  *
  * Pure arithmetic on kbit/s, nanoseconds and PSNs, like rto.h, so that the
  * KUnit suites can check it directly; cc.c explains why it is needed.
@@ -196,6 +196,27 @@ static inline void sroce_cc_raise(u32 *rate, u32 *target, u64 inc, u32 cap)
 static inline bool sroce_cc_window_due(bool cut, u32 una_psn, u32 cut_psn)
 {
 	return !cut || sroce_psn_diff(una_psn, cut_psn) >= 0;
+}
+
+/**
+ * sroce_cc_rate_window() - the packets a rate keeps in flight
+ * @rate: the rate, kbit/s
+ * @srtt_us: the smoothed round trip, microseconds; 0 before the first
+ * @mtu: the path MTU, bytes
+ *
+ * What a QP sending at @rate has sent, and not yet seen acknowledged, one
+ * round trip after it started: @rate times @srtt_us, in packets of @mtu.
+ *
+ * Return: that many packets, rounded down; 0 when @mtu is 0.
+ */
+static inline u32 sroce_cc_rate_window(u32 rate, u32 srtt_us, u32 mtu)
+{
+	/* kbit/s times us is bits / 1000: bytes are that over 8000. */
+	u64 bytes = div_u64((u64)rate * srtt_us, 8000);
+
+	if (!mtu)
+		return 0;
+	return min_t(u64, div_u64(bytes, mtu), U32_MAX);
 }
 
 #endif /* _SROCE_DCQCN_H */

@@ -2,8 +2,8 @@
 /*
  * sroce_dcqcn: the arithmetic that fits DCQCN's rate limiter to the rate a
  * QP sends at (include/sroce/dcqcn.h): the measurement, the start and the
- * cap of the limit, the stretched periods, the cut, one increase stage
- * and when a CNP may halve the requester's window.
+ * cap of the limit, the stretched periods, the cut, one increase stage,
+ * when a CNP may halve the requester's window and the least it cuts it to.
  * Expected values are worked out by hand in the comments.
  */
 
@@ -164,6 +164,21 @@ static void dcqcn_window_due(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, sroce_cc_window_due(true, 1, 0xfffffe));
 }
 
+/* The floor of a CNP's window cut: what the rate sends in a round trip. */
+static void dcqcn_rate_window(struct kunit *test)
+{
+	/* 8 Mbit/s for 100 ms is 100000 bytes: 97 packets of 1024. */
+	KUNIT_EXPECT_EQ(test, sroce_cc_rate_window(8000, 100000, 1024), 97U);
+	/* 1 Mbit/s for 33 ms is 4125 bytes: one packet of 4096. */
+	KUNIT_EXPECT_EQ(test, sroce_cc_rate_window(1000, 33000, 4096), 1U);
+	/* No round trip timed yet, or no MTU: nothing. */
+	KUNIT_EXPECT_EQ(test, sroce_cc_rate_window(8000, 0, 1024), 0U);
+	KUNIT_EXPECT_EQ(test, sroce_cc_rate_window(8000, 100000, 0), 0U);
+	/* The largest rate and round trip do not wrap: the count saturates. */
+	KUNIT_EXPECT_EQ(test, sroce_cc_rate_window(U32_MAX, U32_MAX, 256),
+			U32_MAX);
+}
+
 static struct kunit_case sroce_dcqcn_cases[] = {
 	KUNIT_CASE(dcqcn_meas_first_window),
 	KUNIT_CASE(dcqcn_meas_ewma),
@@ -174,6 +189,7 @@ static struct kunit_case sroce_dcqcn_cases[] = {
 	KUNIT_CASE(dcqcn_cut),
 	KUNIT_CASE(dcqcn_raise),
 	KUNIT_CASE(dcqcn_window_due),
+	KUNIT_CASE(dcqcn_rate_window),
 	{}
 };
 

@@ -74,8 +74,11 @@
  * marked it, and overflow it. A CNP therefore also cuts the requester's
  * window to half of what it has in flight (or of the window, when less),
  * as ECN-capable transports answer an echoed mark (RFC 3168, 6.1.2), once
- * per window of packets (sroce_cc_window_due()). The window grows back
- * by what each ACK acknowledges (comp.c).
+ * per window of packets (sroce_cc_window_due()), but not below what the
+ * cut rate keeps in flight over the QP's smoothed round trip: the window
+ * bounds what a limit lifted or recovered can release at once, and
+ * leaves the pace to the rate. The window grows back by what each ACK
+ * acknowledges (comp.c).
  *
  * The limiter is a next-send time: each request packet moves it on by its
  * length at the current rate. A requester that finds it in the future
@@ -400,18 +403,25 @@ void sroce_cc_sent(struct sroce_qp *qp, u32 payload)
 
 /*
  * Halve the requester's window, once per window of packets: half of what
- * it has in flight when that is less than the window (RFC 5681, 3.1).
+ * it has in flight when that is less than the window (RFC 5681, 3.1), but
+ * no less than the cut rate keeps in flight over a round trip, and never
+ * more than it was (a loss may have cut it further). The rate is DCQCN's
+ * answer to the marks: a window below what it sends in a round trip would
+ * hold the QP back twice for the same marks.
  */
 static void sroce_cc_shrink_window(struct sroce_qp *qp)
 {
 	struct sroce_cc *cc = &qp->cc;
 	s32 flight = sroce_psn_diff(qp->req.psn, qp->comp.una_psn);
+	u32 floor;
 
 	if (!sroce_cc_window_due(cc->window_cut, qp->comp.una_psn,
 				 cc->window_psn))
 		return;
+	floor = sroce_cc_rate_window(cc->rate, qp->rto.rtt.srtt_us, qp->mtu);
+	floor = clamp_t(u32, floor, SROCE_WINDOW_MIN, qp->req.cwnd);
 	flight = clamp_t(s32, flight, 0, qp->req.cwnd);
-	qp->req.cwnd = max_t(u32, flight / 2, SROCE_WINDOW_MIN);
+	qp->req.cwnd = max_t(u32, flight / 2, floor);
 	cc->window_psn = qp->req.psn;
 	cc->window_cut = true;
 }
