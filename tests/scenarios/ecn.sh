@@ -105,10 +105,11 @@ router_up() {
 	# average queue of 15 KB up (all of them from 45 KB). The queue
 	# itself holds 800 KB, a fifth of one flow's whole window (4 MiB):
 	# with ECN on, DCQCN cuts the rate and each CNP the window (cc.c),
-	# so that what they do not prevent is marked, not lost, unless a
-	# loaded guest drains the queue too slowly for them; what
-	# overflowed it is printed. The tools' TCP control connections go
-	# by: RED would drop their packets as readily.
+	# so that most of what they do not prevent is marked, not lost; a
+	# burst may still overflow it by some hundreds of packets, more
+	# when a loaded guest drains it slowly, and what overflowed it is
+	# printed. The tools' TCP control connections go by: RED would
+	# drop their packets as readily.
 	tc -n er qdisc add dev r1 root handle 1: htb default 2 &&
 	tc -n er class add dev r1 parent 1: classid 1:1 htb rate "$BOTTLENECK" ceil "$BOTTLENECK" &&
 	tc -n er class add dev r1 parent 1: classid 1:2 htb rate 100mbit ceil 1gbit &&
