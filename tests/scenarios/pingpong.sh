@@ -59,6 +59,72 @@ if [ "$ROLE" = a ]; then
 	tx=$(rdma statistic show link "$DP_CLI_DEV/1" | tr ' ' '\n' | sed -n '/^tx_bytes$/{n;p}')
 	expect_eq "port_xmit_data is the device's tx_bytes / 4" "$((${tx:-0} / 4))" "$(pma_read port_xmit_data)"
 fi
+# ACK holds (admin-guide.rst, "ACK coalescing"). ibv_rc_pingpong answers
+# every message with one of its own: once a QP has answered an ACK sent at
+# once within ack_hold_us, its next owed ACKs wait for its requests and
+# leave with them (acks_held, acks_joined). A hold ends at a timer tick
+# (every 4 ms at HZ=250), so it lasts from the time asked less a tick to
+# that time: at 12000 us, long enough for both sides to answer even on
+# one vCPU, and short enough for the examples' QPs, which time out after
+# 67 ms (above four holds). The last message each side
+# receives is answered by nothing, and its peer's last completion waits
+# for that ACK: it must arrive whether the hold runs out or the QP is
+# destroyed first, or the peer times out (retransmit_timeouts). With
+# ack_hold_us=0, or a hold whose bound (20 ms) is over a quarter of the
+# QPs' timeout, nothing is held.
+hold_param=/sys/module/sroce/parameters/ack_hold_us
+hold_devs=$DP_CLI_DEV
+[ "$TOPO" = netns ] && hold_devs="$DP_CLI_DEV $DP_SRV_DEV"
+hold_counts() {
+	local c d s
+	for c in acks_held acks_joined ack_holds_expired retransmit_timeouts; do
+		s=0
+		for d in $hold_devs; do
+			s=$((s + $(dp_stat "$d" "$c")))
+		done
+		printf '%s ' "$s"
+	done
+}
+# hold_run NAME US: ibv_rc_pingpong with ack_hold_us=US; HOLD_* are the
+# counters' rise on both sides.
+hold_run() {
+	local name=$1 us=$2 before after other i
+	check "$name: ack_hold_us=$us" sh -c "echo $us > $hold_param"
+	read -ra before <<<"$(hold_counts)"
+	dp_pair "$name: ibv_rc_pingpong -s 64 -n 200" 120 \
+		ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 64 -n 200 -c -- \
+		ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 64 -n 200 -c @SRV4@
+	read -ra after <<<"$(hold_counts)"
+	for i in 0 1 2 3; do
+		after[i]=$((after[i] - before[i]))
+	done
+	if [ "$TOPO" = twovm ]; then
+		put "hold.$name.$ROLE" "${after[*]}"
+		read -ra other <<<"$(get "hold.$name.$PEER" 120)"
+		for i in 0 1 2 3; do
+			after[i]=$((after[i] + ${other[i]:-0}))
+		done
+	fi
+	HOLD_HELD=${after[0]} HOLD_JOINED=${after[1]}
+	HOLD_EXPIRED=${after[2]} HOLD_TIMEOUTS=${after[3]}
+	diag "$name: ACKs held $HOLD_HELD, joined $HOLD_JOINED, holds run out $HOLD_EXPIRED; retransmission timeouts $HOLD_TIMEOUTS"
+}
+hold_default=$(cat "$hold_param")
+expect_eq "ack_hold_us is 100 by default" 100 "$hold_default"
+hold_run held 12000
+# 400 messages, each owing an ACK; the first few are answered at once,
+# and a hold that ends a tick early sends the next one at once too.
+check "held: ACKs rode with requests ($HOLD_JOINED of 400)" \
+	[ "$HOLD_JOINED" -ge 100 ]
+check "held: each of them held first ($HOLD_HELD held)" \
+	[ "$HOLD_HELD" -ge "$HOLD_JOINED" ]
+expect_eq "held: no retransmission timeout" 0 "$HOLD_TIMEOUTS"
+hold_run off 0
+expect_eq "off: no ACK held" 0 "$HOLD_HELD"
+expect_eq "off: no retransmission timeout" 0 "$HOLD_TIMEOUTS"
+hold_run long 20000
+expect_eq "long: no ACK held past a quarter of the timeout" 0 "$HOLD_HELD"
+check "ack_hold_us back to $hold_default" sh -c "echo $hold_default > $hold_param"
 dp_pair "ibv_rc_pingpong -e (completion events)" 120 \
 	ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 100 -e -c -- \
 	ibv_rc_pingpong -d @DEV@ -g @GID4@ -s 4096 -n 100 -e -c @SRV4@

@@ -10,6 +10,7 @@
 #include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
 
+#include "ack.h"
 #include "ah.h"
 #include "comp.h"
 #include "cq.h"
@@ -168,6 +169,7 @@ static void sroce_qp_init_state(struct sroce_qp *qp)
 	INIT_WORK(&qp->resp.work, sroce_resp_work);
 	INIT_WORK(&qp->req.work, sroce_req_work);
 	sroce_cc_init(qp);
+	sroce_ack_qp_init(qp);
 	skb_queue_head_init(&qp->resp.backlog);
 	INIT_LIST_HEAD(&qp->tx.wait_entry);
 	qp->state = IB_QPS_RESET;
@@ -414,7 +416,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	qp->resp.recv_offset = 0;
 	qp->resp.msn = 0;
 	qp->resp.fatal = false;
-	qp->resp.ack_due = false;
+	sroce_ack_reset(qp);
 	if (!qp->resp.srq) {
 		sroce_queue_store_consumer(&qp->resp.rq, 0);
 		if (!qp->is_user)
@@ -447,6 +449,8 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 	spin_lock_bh(&qp->req.lock);
 	spin_lock(&qp->resp.lock);
 	old = qp->state;
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		sroce_ack_release(qp);
 	if (state == IB_QPS_RESET)
 		sroce_qp_reset(qp);
 	WRITE_ONCE(qp->state, state);
@@ -573,6 +577,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Stop both halves; no completions are wanted any more. */
 	spin_lock_bh(&qp->req.lock);
 	spin_lock(&qp->resp.lock);
+	sroce_ack_release(qp);
 	if (qp->state != IB_QPS_RESET)
 		trace_sroce_qp_state(qp, qp->state, IB_QPS_RESET);
 	WRITE_ONCE(qp->state, IB_QPS_RESET);
@@ -601,6 +606,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	del_timer_sync(&qp->comp.retrans_timer);
 	del_timer_sync(&qp->comp.rnr_timer);
 	sroce_cc_stop(qp);
+	sroce_ack_qp_stop(qp);
 	cancel_work_sync(&qp->resp.work);
 	cancel_work_sync(&qp->req.work);
 
@@ -639,6 +645,7 @@ void sroce_qp_error(struct sroce_qp *qp)
 	spin_lock_bh(&qp->req.lock);
 	spin_lock(&qp->resp.lock);
 	old = qp->state;
+	sroce_ack_release(qp);
 	if (old != IB_QPS_RESET && old != IB_QPS_ERR) {
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
 		trace_sroce_qp_state(qp, old, IB_QPS_ERR);

@@ -18,6 +18,7 @@
 
 #include <sroce/transport.h>
 
+#include "ack.h"
 #include "ah.h"
 #include "burst.h"
 #include "cc.h"
@@ -813,6 +814,9 @@ void sroce_req_run(struct sroce_qp *qp)
 
 	lockdep_assert_held(&qp->req.lock);
 	prod = sroce_queue_load_producer(&qp->req.sq);
+	/* The responder's owed ACK goes to the same peer: it leads the burst. */
+	if (qp->type == IB_QPT_RC && qp->req.next != prod)
+		sroce_ack_join(qp, &qp->req.burst);
 
 	while (qp->req.next != prod && !qp->comp.rnr_wait && !qp->req.fatal) {
 		u32 idx = qp->req.next;

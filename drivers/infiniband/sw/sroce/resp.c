@@ -54,9 +54,12 @@
 #define SROCE_WC_SL_IPV6	1
 #define SROCE_WC_SL_IPV4	2
 
-/* Build and send an ACK or a NAK; a NAK is traced. */
+/*
+ * Build an ACK or a NAK and send it, or add it to @burst when there is one;
+ * a NAK is traced.
+ */
 static void sroce_resp_put_ack(struct sroce_qp *qp, u32 psn, u8 syndrome,
-			       u32 msn)
+			       u32 msn, struct sroce_burst *burst)
 {
 	struct sroce_pkt pkt;
 
@@ -68,7 +71,19 @@ static void sroce_resp_put_ack(struct sroce_qp *qp, u32 psn, u8 syndrome,
 	if ((syndrome & SROCE_AETH_KIND_MASK) != SROCE_AETH_ACK)
 		trace_sroce_nak_send(qp, psn, syndrome);
 	pkt.bth.psn = psn;
-	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+	if (burst)
+		sroce_pkt_queue(qp, &qp->av, &pkt, qp->dest_qpn, burst);
+	else
+		sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+}
+
+/* Send the owed ACK, or add it to @burst. */
+static void sroce_resp_ack_owed(struct sroce_qp *qp, struct sroce_burst *burst)
+{
+	qp->resp.ack_due = false;
+	sroce_resp_put_ack(qp, qp->resp.ack_psn,
+			   SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
+			   qp->resp.ack_msn, burst);
 }
 
 /**
@@ -83,10 +98,26 @@ void sroce_resp_ack_flush(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->resp.lock);
 	if (!qp->resp.ack_due)
 		return;
-	qp->resp.ack_due = false;
-	sroce_resp_put_ack(qp, qp->resp.ack_psn,
-			   SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
-			   qp->resp.ack_msn);
+	sroce_resp_ack_owed(qp, NULL);
+	sroce_ack_sent(qp);
+}
+
+/**
+ * sroce_resp_ack_join() - add the ACK the responder owes to the requester's
+ *	packets
+ * @qp: an RC QP; req.lock and resp.lock held
+ * @burst: the requester's burst
+ *
+ * The ACK goes to the peer the requests go to, in the same transmit burst,
+ * ahead of them.
+ */
+void sroce_resp_ack_join(struct sroce_qp *qp, struct sroce_burst *burst)
+{
+	lockdep_assert_held(&qp->resp.lock);
+	if (!qp->resp.ack_due)
+		return;
+	sroce_resp_ack_owed(qp, burst);
+	sroce_stat_inc(qp->sdev, SROCE_STAT_ACK_JOINED);
 }
 
 /**
@@ -101,7 +132,7 @@ void sroce_resp_ack_flush(struct sroce_qp *qp)
 void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 {
 	sroce_resp_ack_flush(qp);
-	sroce_resp_put_ack(qp, psn, syndrome, qp->resp.msn);
+	sroce_resp_put_ack(qp, psn, syndrome, qp->resp.msn, NULL);
 }
 
 void sroce_resp_ack(struct sroce_qp *qp, u32 psn)

@@ -9,6 +9,7 @@
 #include <linux/llist.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/timer.h>
 #include <linux/types.h>
 #include <linux/udp.h>
 #include <linux/workqueue.h>
@@ -19,6 +20,7 @@
 #include "wqe.h"
 
 struct sroce_atomic_op;
+struct sroce_burst;
 struct sroce_mr;
 struct sroce_qp;
 struct sroce_srq;
@@ -107,6 +109,14 @@ struct sroce_rd_res {
  * @ack_msn: the MSN it carries
  * @ack_queued: the QP is on a CPU's ACK batch, through @ack_node
  * @ack_node: the link on that batch
+ * @ack_streak: how many ACKs in a row, sent at once, the QP's requester
+ *	answered by sending within ack_hold_us; from SROCE_ACK_STREAK on, the
+ *	batch holds the owed ACK for the requester's next packets (ack.c)
+ * @ack_held: the owed ACK waits for the requester, at most until
+ *	@ack_timer fires
+ * @ack_sent_ns: when the responder sent the last owed ACK at once that the
+ *	requester has not answered yet; 0 when there is none
+ * @ack_timer: ends a hold
  *
  * The responder runs in the receive softirq and in @work; qp.c fetches
  * receive WQEs and flushes them under @lock too.
@@ -144,6 +154,10 @@ struct sroce_resp {
 	u32			ack_psn;
 	u32			ack_msn;
 	struct llist_node	ack_node;
+	u8			ack_streak;
+	bool			ack_held;
+	u64			ack_sent_ns;
+	struct timer_list	ack_timer;
 };
 
 void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
@@ -164,6 +178,7 @@ static inline const void *sroce_resp_hdr(const struct sk_buff *skb,
 
 void sroce_resp_ack(struct sroce_qp *qp, u32 psn);
 void sroce_resp_ack_flush(struct sroce_qp *qp);
+void sroce_resp_ack_join(struct sroce_qp *qp, struct sroce_burst *burst);
 void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome);
 void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak);
 bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb);

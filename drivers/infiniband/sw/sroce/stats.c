@@ -63,6 +63,9 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_TX_COPY_BYTES].name = "tx_copy_bytes",
 	[SROCE_STAT_RX_GRO_PACKETS].name = "rx_gro_packets",
 	[SROCE_STAT_RX_ICRC_IN_COPY].name = "rx_icrc_in_copy",
+	[SROCE_STAT_ACK_HELD].name = "acks_held",
+	[SROCE_STAT_ACK_JOINED].name = "acks_joined",
+	[SROCE_STAT_ACK_HOLD_EXPIRED].name = "ack_holds_expired",
 };
 
 /**
