@@ -23,7 +23,7 @@ STACKS = ("sroce", "sroce1", "rxe", "tcp")
 LABEL = {"sroce": "sroce", "sroce1": "sroce1", "rxe": "rxe", "tcp": "TCP"}
 RDMA = ("sroce", "sroce1", "rxe")
 # The parameters that batch, read back from each sroce stack.
-BATCH_PARAMS = ("tx_burst", "ack_coalesce")
+BATCH_PARAMS = ("tx_burst", "ack_coalesce", "ack_hold_us")
 # The TCP run each RDMA test is compared with.
 TCP_BW = "iperf3"
 TCP_LAT = "qperf_tcp_lat"

@@ -253,7 +253,7 @@ scale_main() {
 				BENCH_STEP=$((BENCH_STEP + 1))
 				case $stack in
 				sroce) scale_rdma sroce sroce sroce sroce0 ;;
-				sroce1) scale_rdma sroce1 sroce sroce sroce0 tx_burst=1 ack_coalesce=0 ;;
+				sroce1) scale_rdma sroce1 sroce sroce sroce0 tx_burst=1 ack_coalesce=0 ack_hold_us=0 ;;
 				rxe) scale_rdma rxe rdma_rxe rxe rxe0 ;;
 				tcp) scale_iperf3 tcp ;;
 				esac

@@ -8,8 +8,8 @@
 #   BENCH <tab> MTU <tab> STACK <tab> TEST <tab> X <tab> METRIC <tab> VALUE
 #
 # MTU is the netdev MTU of both eth0s; STACK is sroce, sroce1 (sroce
-# loaded with tx_burst=1 and ack_coalesce=0: every packet handed to the IP
-# layer alone, every ACK requested sent at once), rxe
+# loaded with tx_burst=1, ack_coalesce=0 and ack_hold_us=0: every packet
+# handed to the IP layer alone, every ACK requested sent at once), rxe
 # or tcp, or one of the link's floors: floor (TEST icmp_echo, X the ping
 # payload), udp (TEST iperf3_udp, X the datagram size: the RoCE payload
 # of one packet at this MTU) or link (TEST pktgen, X that payload too:
@@ -30,7 +30,7 @@
 #                  the rate received (MiBps is that rate times X)
 #   bytes          payload the run moved
 #   active_mtu     the RDMA port's active MTU (TEST port, X 0)
-#   tx_burst, ack_coalesce
+#   tx_burst, ack_coalesce, ack_hold_us
 #                  the sroce module's parameters as read back
 #                  (TEST param, X 0), "absent" when it has none
 #   cpu_kern, cpu_user
@@ -470,7 +470,7 @@ rdma_stack() {
 		emit "$stack" port 0 active_mtu "$(ibv_attr "$dev" active_mtu)"
 		# Which batching the run had: an older sroce lacks the parameters.
 		if [ "$2" = sroce ]; then
-			for m in tx_burst ack_coalesce; do
+			for m in tx_burst ack_coalesce ack_hold_us; do
 				emit "$stack" param 0 "$m" \
 					"$(cat "/sys/module/sroce/parameters/$m" 2>/dev/null || echo absent)"
 			done
@@ -750,7 +750,7 @@ bench_main() {
 				BENCH_STEP=$((BENCH_STEP + 1))
 				case $stack in
 				sroce) rdma_stack sroce sroce sroce sroce0 ;;
-				sroce1) rdma_stack sroce1 sroce sroce sroce0 tx_burst=1 ack_coalesce=0 ;;
+				sroce1) rdma_stack sroce1 sroce sroce sroce0 tx_burst=1 ack_coalesce=0 ack_hold_us=0 ;;
 				rxe) rdma_stack rxe rdma_rxe rxe rxe0 ;;
 				tcp) tcp_stack ;;
 				esac
