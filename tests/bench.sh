@@ -8,7 +8,8 @@
 # (ib_write_lat, ib_send_lat, with their 99th and 99.9th percentiles) from
 # 64 B to 1 MiB, ib_write_bw with 1 to 1000 QPs, over sroce, then over
 # rdma_rxe, then iperf3 and qperf over TCP, with the guests' kernel CPU time
-# per GiB moved. Before the stacks, at each MTU, the link's floors:
+# per GiB moved, and the host's: its CPUs' busy share and both QEMUs' CPU
+# time per GiB. Before the stacks, at each MTU, the link's floors:
 # back-to-back ICMP echoes (latency) and one UDP stream of datagrams the
 # size of a full RoCE packet's payload (packet rate). A benchmark, not a
 # test: nothing is judged. The tables, with the ratios sroce/rxe, sroce/TCP
@@ -134,16 +135,19 @@ nic_watch() {
 }
 
 # guests DIR VCPUS CMD: one boot of the two VMs; fails when VM a printed
-# nothing.
+# nothing. Beside them, nic_watch and tests/bench/hostcpu.py, which
+# answers VM a's requests for the host's CPU time around each run.
 guests() {
-	local dir=$1 n=$2 cmd=$3 r=0 watch
+	local dir=$1 n=$2 cmd=$3 r=0 watch host
 	nic_watch "$out/$dir" &
 	watch=$!
+	/usr/bin/python3 "$root/tests/bench/hostcpu.py" "$out/$dir" &
+	host=$!
 	"$root/tests/vm/shell.sh" --kernel "$kernel" --topo twovm --vcpus "$n" \
 		--timeout $((2400 * rounds)) --out "$out/$dir" --cmd "$cmd" \
 		>"$out/$dir.log" 2>&1 || r=$?
-	kill "$watch" 2>/dev/null
-	wait "$watch" 2>/dev/null
+	kill "$watch" "$host" 2>/dev/null
+	wait "$watch" "$host" 2>/dev/null
 	[ "$r" = 0 ] || rc=$r
 	if [ ! -s "$out/$dir/a/cmd.out" ]; then
 		echo "bench: no output from the guests (exit status $r); see $out/$dir.log" >&2

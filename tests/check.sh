@@ -5,8 +5,9 @@
 #
 #   1. the debug kernel (built once, then cached) and sroce's modules for
 #      the stock kernels and for it (scripts/build-kernels.sh);
-#   2. the user-space test tools (tools/), and the benchmark report's
-#      verdicts on made-up figures (tests/bench/report_test.py);
+#   2. the user-space test tools (tools/), the benchmark report's
+#      verdicts on made-up figures (tests/bench/report_test.py) and its
+#      host-side CPU reader (tests/bench/hostcpu_test.py);
 #   3. the VM scenarios (tests/scenarios/) on Debian's stock 6.1 and 6.12
 #      kernels and on the debug kernel, KUnit included, in jobs that run
 #      side by side on the machine's CPU slots (tests/vm/README.md);
@@ -120,6 +121,7 @@ boot_times() {
 run modules build_modules
 run tools make -s -C "$root/tools"
 run bench-report /usr/bin/python3 "$root/tests/bench/report_test.py"
+run bench-hostcpu /usr/bin/python3 "$root/tests/bench/hostcpu_test.py"
 
 # The sroce-dkms package, installed into an overlay of this machine's
 # root for the "dkms" scenario, beside the first guests: that scenario

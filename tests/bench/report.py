@@ -321,6 +321,87 @@ def cpu_target(vals, mtu, tests, short):
             what, verdict(max(mine) < 1), span(mine), floor]
 
 
+def host_transfer(vals, key):
+    """(busy share, both QEMUs' seconds per GiB) of a run's transfer: the
+    run less its short run, from the host's figures (tests/bench/
+    hostcpu.py). None where the host's or the short run's are missing."""
+    names = ("host_busy", "host_idle", "host_qemu", "bytes")
+    fig = []
+    for m in names:
+        a = num(vals.get(key + (m,)))
+        b = num(vals.get(key + (m + "_short",)))
+        fig.append(a - b if a is not None and b is not None else None)
+    busy, idle, qemu, moved = fig
+    if busy is None or qemu is None or not moved or qemu <= 0 or busy <= 0:
+        return None
+    total = busy + max(idle or 0, 0)
+    return busy / total, qemu / (moved / 2**30)
+
+
+def host_target(vals, mtu, tests):
+    """The host's CPU per GiB against TCP's, where both QEMUs' time bounds
+    the bandwidth: with the host's CPUs busy, a stack moves the host's
+    CPU time over its cost per GiB, so 1.5 times TCP's bandwidth takes at
+    most 1/1.5 of TCP's cost per GiB."""
+    mine, busy_s, busy_t = [], [], []
+    for test in tests:
+        for x in TARGET_SIZES:
+            s = host_transfer(vals, (mtu, "sroce", test, x))
+            t = host_transfer(vals, (mtu, "tcp", TCP_BW, x))
+            if not (s and t):
+                continue
+            mine.append(s[1] / t[1])
+            busy_s.append(100 * s[0])
+            busy_t.append(100 * t[0])
+    if not mine:
+        return None
+    goal = 1 / BW_TARGET["tcp"]
+    return ["host CPU per GiB of the transfer, 64 KiB and 1 MiB (both "
+            "QEMU processes): at most %.2f times TCP's, what %.1f times "
+            "TCP's bandwidth takes on a busy host (sroce/TCP)" % (
+                goal, BW_TARGET["tcp"]),
+            verdict(max(mine) <= goal), span(mine),
+            "host busy %s%% in sroce's runs, %s%% in TCP's" % (
+                span(busy_s, "%.0f"), span(busy_t, "%.0f"))]
+
+
+def host_table(vals, mtu, bw, stacks):
+    """The section "The host" of one MTU, as lines: for each bandwidth run
+    with a short run beside it, the host's busy share and both QEMUs'
+    CPU seconds per GiB during the transfer, for each stack."""
+    def key(s, test, x):
+        return (mtu, "tcp", TCP_BW, x) if s == "tcp" else (mtu, s, test, x)
+    lines = []
+    for test, x in bw:
+        h = {s: host_transfer(vals, key(s, test, x)) for s in stacks}
+        if not h["sroce"]:
+            continue
+        cells = ([test, x] +
+                 ["%.0f" % (100 * h[s][0]) if h[s] else "-"
+                  for s in stacks] +
+                 ["%.2f" % h[s][1] if h[s] else "-" for s in stacks])
+        if "tcp" in stacks:
+            cells.append("%.2f" % (h["sroce"][1] / h["tcp"][1])
+                         if h["tcp"] else "-")
+        lines.append(row(cells))
+    if not lines:
+        return []
+    cols = (["test", "bytes"] + ["busy " + LABEL[s] for s in stacks] +
+            ["host " + LABEL[s] for s in stacks] +
+            (["host sroce/TCP"] if "tcp" in stacks else []))
+    return ["", "### The host", "",
+            "Under TCG every instruction of a guest is the host's work. "
+            "busy: the share of the host's CPUs (all of them, whatever ran "
+            "there) busy during the transfer, in percent; host: both QEMU "
+            "processes' CPU seconds (the guests' vCPUs, a polling "
+            "program's spin included, and the emulated devices) per GiB "
+            "moved, lower is better. Both of the transfer: each run less "
+            "its short run. Where the host is busy, each stack's bandwidth "
+            "is what the host's CPUs give over its host cost per GiB "
+            "(Documentation/performance.rst, \"The host's CPUs\").",
+            "", row(cols), align(1, len(cols))] + lines
+
+
 def lat_target(vals, mtu, lat, icmp):
     """Latency at the smallest size: at most 0.5 times rdma_rxe and 0.8
     times TCP, or within 1.2 times the echo floor where that is higher."""
@@ -376,6 +457,7 @@ def targets(vals, mtu, bw, qps, lat, icmp, link):
             bw_target(vals, mtu, tests, "tcp", num(link)),
             cpu_target(vals, mtu, tests, False),
             cpu_target(vals, mtu, tests, True),
+            host_target(vals, mtu, tests),
             lat_target(vals, mtu, lat, num(icmp)),
             qps_target(vals, mtu, qps)]
     rows = [r for r in rows if r]
@@ -394,8 +476,11 @@ def targets(vals, mtu, bw, qps, lat, icmp, link):
            "both ways). A run's CPU time includes what it costs besides "
            "its transfer (starting the programs, connecting, registering "
            "memory, exiting), the more so the fewer bytes it moves "
-           "(perftest's runs move 32 MiB, iperf3's 256); the transfer's "
-           "is a run's less that of a short run of 5 messages beside it.",
+           "(at these sizes every run moves about 256 MiB); the transfer's "
+           "is a run's less that of a short run of 5 messages beside it. "
+           "The host's CPU per GiB is both QEMU processes' (see \"The "
+           "host\" above): where the host's CPUs are busy it, not the "
+           "link, bounds every stack's bandwidth.",
            "",
            row(cols), align(2, len(cols))]
     return out + [row(r) for r in rows]
@@ -507,6 +592,7 @@ def main():
                       ([ratio(v["sroce"], udp)] if has_udp else []) +
                       ([ratio(v["sroce"], link)] if has_link else []) +
                       [gib_cost(vals, bw_key(s)) for s in stacks]))
+            out += host_table(vals, mtu, bw, stacks)
         if qps:
             rq = [s for s in stacks if s != "tcp"]
             # sroce's retransmission timeouts, where the runs counted them.

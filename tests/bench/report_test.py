@@ -218,6 +218,49 @@ def main():
     check("sleeping on completion" not in report(figures()),
           "no explanation without an event row")
 
+    # The host: sroce's runs cost both QEMUs 12 s for a GiB, their short
+    # runs 2 s for 1/8 GiB, so the transfer 10 s for 7/8 GiB (11.43 a
+    # GiB); TCP's 21 less 1, 20 s for 7/8 GiB (22.86). Busy: sroce 400 of
+    # 440 ticks less 100 of 120, 300 of 320 (94%); TCP 300 of 400 less 50
+    # of 100, 250 of 300 (83%).
+    def host(s_qemu):
+        rows = []
+        for x in ("65536", "1048576"):
+            for st, t, q, b in (("sroce", "ib_write_bw", s_qemu,
+                                 (400, 40, 100, 20)),
+                                ("tcp", "iperf3", 21, (300, 100, 50, 50))):
+                rows += [(st, t, x, "host_busy", str(b[0])),
+                         (st, t, x, "host_idle", str(b[1])),
+                         (st, t, x, "host_qemu", str(q)),
+                         (st, t, x, "host_busy_short", str(b[2])),
+                         (st, t, x, "host_idle_short", str(b[3])),
+                         (st, t, x, "host_qemu_short",
+                          "2" if st == "sroce" else "1")]
+        return tsv("1500", rows)
+    short = ((8, 125, 2**27), (0.5, 100, 2**27))
+    out = report(figures(short=short) + host(12))
+    t = target_rows(out)
+    check(t.get("host CPU per GiB of the transfer", [""]) ==
+          ["met", "0.50", "host busy 94% in sroce's runs, 83% in TCP's"],
+          "host CPU per GiB 11.43 against TCP's 22.86: met at 0.50",
+          str(t))
+    rows = [r for r in out.splitlines()
+            if r.startswith("| ib_write_bw | 65536 |")]
+    check(len(rows) == 2 and rows[1] ==
+          "| ib_write_bw | 65536 | 94 | - | 83 | 11.43 | - | 22.86 | 0.50 |",
+          "the host table: busy shares, host seconds per GiB, the ratio",
+          "\n".join(rows))
+    check(out.find("### The host") < out.find("| test | bytes | busy sroce"),
+          "the host table explained above it", out)
+    t = target_rows(report(figures(short=short) + host(17)))
+    check(t.get("host CPU per GiB of the transfer", [""])[:2] ==
+          ["not met", "0.75"],
+          "host CPU per GiB 17.14 against 22.86: not met at 0.75", str(t))
+    out = report(figures(short=short))
+    check("### The host" not in out and
+          "host CPU per GiB of the transfer" not in target_rows(out),
+          "no host figures: no host table and no host row")
+
     print("%d passed, %d failed" % tuple(N))
     return 1 if N[1] else 0
 

@@ -121,8 +121,19 @@ clamp() {
 }
 
 # Bandwidth runs move about 32 MiB, at most 10000 messages: a few seconds
-# each on the TCG link. Latency runs are round trips, one at a time.
-bw_iters() { clamp $(((32 << 20) / $1)) 32 10000; }
+# each on the TCG link; at the sizes whose CPU time is measured
+# (cpu_size), as much as TCP's run of that size (tcp_bytes, 256 MiB):
+# a transfer of 32 MiB lasts a fifth of a second at MTU 4200, less than
+# what starting and ending a run costs, and the CPU time of so short a
+# transfer is lost in that of the run around it. Latency runs are round
+# trips, one at a time.
+bw_iters() {
+	if cpu_size "$1"; then
+		clamp $(($(tcp_bytes "$1") / $1)) 32 10000
+	else
+		clamp $(((32 << 20) / $1)) 32 10000
+	fi
+}
 lat_iters() { clamp $(((8 << 20) / $1)) 20 1000; }
 # iperf3 writes of 64 bytes are slow: fewer bytes for small writes.
 tcp_bytes() { clamp $(($1 << 16)) $((4 << 20)) $((256 << 20)); }
@@ -173,11 +184,38 @@ vec_delta() {
 	echo "${d[*]}"
 }
 
+# host_mark TAG: HOST_NOW is the host's "BUSY IDLE QEMU_A QEMU_B" at this
+# moment (tests/bench/hostcpu.py answers: ticks of the host's CPUs, ns of
+# each guest's QEMU), or empty when the host does not answer; then no
+# later run asks (a run of this script with no one on the host side).
+BENCH_HOST=1
+host_mark() {
+	HOST_NOW=
+	[ "$BENCH_HOST" = 1 ] || return 0
+	put "hostcpu.$1" 1
+	HOST_NOW=$(get "hostcpu.$1.at" 3) && return 0
+	BENCH_HOST=0
+	HOST_NOW=
+	echo "# the host did not answer: no host CPU figures from here on" >&2
+}
+
+# host_delta "B0 I0 A0 B0" "B1 I1 A1 B1": "BUSY IDLE QEMU_NS" between two
+# host_mark readings, or nothing when either is missing.
+host_delta() {
+	local a b
+	read -ra a <<<"$1"
+	read -ra b <<<"$2"
+	[ ${#a[@]} = 4 ] && [ ${#b[@]} = 4 ] || return 0
+	[[ "${a[*]} ${b[*]}" =~ ^[0-9\ ]+$ ]] || return 0
+	echo "$((b[0] - a[0])) $((b[1] - a[1])) $((b[2] + b[3] - a[2] - a[3]))"
+}
+
 # pair PORTS SERVER_CMD... -- CLIENT_CMD...: VM b starts the server and
 # waits until it listens on each TCP port of PORTS, then VM a runs the
 # client. On VM a, PAIR_OUT holds the client's output and PAIR_CPU the
 # "KERNEL USER" jiffies both VMs spent while it ran and the frames both
-# sent (each frame on the link once, whichever way); with BENCH_PERCPU=1,
+# sent (each frame on the link once, whichever way), PAIR_HOST the host's
+# (host_delta; empty when the host did not answer); with BENCH_PERCPU=1,
 # PAIR_PERCPU_A and PAIR_PERCPU_B hold each VM's cpu_percpu over the run.
 # Returns non-zero when either side failed, or when the run was skipped:
 # after BENCH_GIVE_UP runs in a row of one stack (one BENCH_STEP) whose
@@ -186,7 +224,7 @@ vec_delta() {
 # point on) would otherwise cost every later run its timeout, and the
 # benchmark its time limit. Both VMs count the server's failures, so both skip the same runs.
 pair() {
-	local port=$1 srv=() cli=() pid rc srv_rc out c0 c1 peer p p0 link
+	local port=$1 srv=() cli=() pid rc srv_rc out c0 c1 peer p p0 link h0
 	shift
 	while [ "$1" != -- ]; do
 		srv+=("$1")
@@ -206,6 +244,7 @@ pair() {
 	_pair_n=$((_pair_n + 1))
 	PAIR_OUT=
 	PAIR_CPU=
+	PAIR_HOST=
 	if [ "$ROLE" = b ]; then
 		out=$(mktemp)
 		# The server outlives a client that timed out by a little.
@@ -235,11 +274,15 @@ pair() {
 	barrier "pair$_pair_n" 300 || return 1
 	[ "$BENCH_CUT_LINK" = "$_pair_n" ] &&
 		tc qdisc replace dev eth0 root netem loss 100% >&2
+	host_mark "pair$_pair_n.0"
+	h0=$HOST_NOW
 	c0=$(cpu_jiffies)
 	[ -n "${BENCH_PERCPU:-}" ] && p0=$(cpu_percpu)
 	PAIR_OUT=$(timeout "$BENCH_RUN_TIMEOUT" "${cli[@]}" 2>&1)
 	rc=$?
 	c1=$(cpu_jiffies)
+	host_mark "pair$_pair_n.1"
+	PAIR_HOST=$(host_delta "$h0" "$HOST_NOW")
 	# shellcheck disable=SC2034 # read by scaling.sh
 	[ -n "${BENCH_PERCPU:-}" ] && PAIR_PERCPU_A=$(vec_delta "$p0" "$(cpu_percpu)")
 	srv_rc=$(get "pair$_pair_n.rc" $((BENCH_RUN_TIMEOUT + 60))) || srv_rc=none
@@ -328,15 +371,21 @@ pair_count() {
 }
 
 # emit_cpu STACK TEST X BYTES [SUFFIX]: the payload, CPU time and frames
-# of the last pair, each name with SUFFIX ("_short" for a short run).
+# of the last pair, each name with SUFFIX ("_short" for a short run), and
+# the host's: its CPUs' busy and idle ticks, both QEMUs' seconds.
 emit_cpu() {
-	local hz cpu m=${5:-}
+	local hz cpu host m=${5:-}
 	hz=$(getconf CLK_TCK)
 	read -ra cpu <<<"$PAIR_CPU"
 	emit "$1" "$2" "$3" "bytes$m" "$4"
 	emit "$1" "$2" "$3" "frames$m" "${cpu[2]}"
 	emit "$1" "$2" "$3" "cpu_kern$m" "$(awk -v j="${cpu[0]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
 	emit "$1" "$2" "$3" "cpu_user$m" "$(awk -v j="${cpu[1]}" -v hz="$hz" 'BEGIN { printf "%.2f", j / hz }')"
+	[ -n "$PAIR_HOST" ] || return 0
+	read -ra host <<<"$PAIR_HOST"
+	emit "$1" "$2" "$3" "host_busy$m" "${host[0]}"
+	emit "$1" "$2" "$3" "host_idle$m" "${host[1]}"
+	emit "$1" "$2" "$3" "host_qemu$m" "$(awk -v ns="${host[2]}" 'BEGIN { printf "%.3f", ns / 1e9 }')"
 }
 
 # cpu_size SIZE: whether runs of SIZE get a short run beside them.
