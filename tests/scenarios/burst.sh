@@ -14,7 +14,9 @@
 #   single:  tx_burst=1 and ack_coalesce=N, set at run time: no burst
 #            forms, and every request that asks for an ACK gets its own.
 # ACK coalescing is checked alongside: by default the responders answer
-# the requests of a receive batch with one ACK (acks_coalesced).
+# the requests of a receive batch with one ACK (acks_coalesced), and the
+# READ responder sends the responses to the READs of a batch together at
+# its end (read_resp_batched); with ack_coalesce=N neither happens.
 #
 # topology: twovm
 # kernels: none
@@ -37,20 +39,23 @@ stat_of() {
 # then shares how many bursts, queue refusals and coalesced ACKs it
 # counted meanwhile.
 session() {
-	local name=$1 b0 q0 c0
+	local name=$1 b0 q0 c0 r0
 	shift
 	b0=$(stat_of sroce0 tx_bursts) q0=$(stat_of sroce0 tx_queue_full)
 	c0=$(stat_of sroce0 acks_coalesced)
+	r0=$(stat_of sroce0 read_resp_batched)
 	integrity_session "$name" "$G4" "$NET4_B" --tests "$CASES" "$@"
 	put "$name.bursts.$ROLE" $(($(stat_of sroce0 tx_bursts) - b0))
 	put "$name.refused.$ROLE" $(($(stat_of sroce0 tx_queue_full) - q0))
 	put "$name.coalesced.$ROLE" $(($(stat_of sroce0 acks_coalesced) - c0))
+	put "$name.batched.$ROLE" $(($(stat_of sroce0 read_resp_batched) - r0))
 	BURSTS_A=$(get "$name.bursts.a" 120) BURSTS_B=$(get "$name.bursts.b" 120)
 	REFUSED_A=$(get "$name.refused.a" 120)
 	REFUSED_B=$(get "$name.refused.b" 120)
 	COALESCED_A=$(get "$name.coalesced.a" 120)
 	COALESCED_B=$(get "$name.coalesced.b" 120)
-	diag "$name: bursts a $BURSTS_A, b $BURSTS_B; refused by the queue a $REFUSED_A, b $REFUSED_B; ACKs coalesced a $COALESCED_A, b $COALESCED_B"
+	BATCHED_B=$(get "$name.batched.b" 120)
+	diag "$name: bursts a $BURSTS_A, b $BURSTS_B; refused by the queue a $REFUSED_A, b $REFUSED_B; ACKs coalesced a $COALESCED_A, b $COALESCED_B; READ responses batched b $BATCHED_B"
 }
 
 check "modprobe sroce" modprobe sroce || bail "sroce does not load"
@@ -67,6 +72,8 @@ if [ "$ROLE" = a ]; then
 	check "default: the requester sent bursts ($BURSTS_A)" [ "$BURSTS_A" -gt 0 ]
 	check "default: the READ responder sent bursts ($BURSTS_B)" [ "$BURSTS_B" -gt 0 ]
 	check "default: the responder coalesced ACKs ($COALESCED_B)" [ "$COALESCED_B" -gt 0 ]
+	check "default: READ responses waited for the end of their batch ($BATCHED_B)" \
+		[ "$BATCHED_B" -gt 0 ]
 fi
 
 check "netem on eth0, 1 ms, at most 3 packets queued" \
@@ -87,6 +94,7 @@ if [ "$ROLE" = a ]; then
 	expect_eq "single: no burst on b" 0 "$BURSTS_B"
 	expect_eq "single: no ACK coalesced on a" 0 "$COALESCED_A"
 	expect_eq "single: no ACK coalesced on b" 0 "$COALESCED_B"
+	expect_eq "single: no READ response waited for its batch" 0 "$BATCHED_B"
 fi
 check "tx_burst back to 64" sh -c "echo 64 > $PARAM"
 check "ack_coalesce back on" sh -c "echo Y > $ACKPARAM"

@@ -20,6 +20,7 @@
 #include <sroce/transport.h>
 
 #include "ack.h"
+#include "burst.h"
 #include "cq.h"
 #include "finj.h"
 #include "limits.h"
@@ -63,6 +64,7 @@ static void sroce_resp_put_ack(struct sroce_qp *qp, u32 psn, u8 syndrome,
 {
 	struct sroce_pkt pkt;
 
+	sroce_resp_tx_pending(qp);
 	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_ACK, 0)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 		return;
@@ -118,6 +120,51 @@ void sroce_resp_ack_join(struct sroce_qp *qp, struct sroce_burst *burst)
 		return;
 	sroce_resp_ack_owed(qp, burst);
 	sroce_stat_inc(qp->sdev, SROCE_STAT_ACK_JOINED);
+}
+
+/**
+ * sroce_resp_batch_burst() - the burst in which READ responses may wait
+ *	for the end of the receive batch
+ * @qp: the QP; resp.lock held, bottom halves off
+ *
+ * Under emulation a packet's cost is mostly the notification of the
+ * device, and a READ stream of small messages asks for one response a
+ * request: the responses to the requests of one batch leave together, as
+ * the ACKs of a batch do, once the batch has been taken in (ack.c).
+ *
+ * Return: the QP's batch burst, the QP queued on this CPU's batch, which
+ * pushes it out; or NULL when responses go at once (ACK coalescing is off,
+ * or the QP is being destroyed).
+ */
+struct sroce_burst *sroce_resp_batch_burst(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->resp.lock);
+	if (!qp->resp.ack_queued) {
+		if (!sroce_ack_coalescing() || !sroce_ack_queue(qp))
+			return NULL;
+		qp->resp.ack_queued = true;
+	}
+	return &qp->resp.rd_burst;
+}
+
+/**
+ * sroce_resp_tx_pending() - hand on the READ responses waiting for the end
+ *	of the receive batch
+ * @qp: the QP; resp.lock held, bottom halves off
+ *
+ * Called at the end of the batch, before any other response, and as the
+ * QP leaves RTS. Their READs are done: a response the local queue drops is
+ * lost as on the wire, and the requester asks again for it.
+ */
+void sroce_resp_tx_pending(struct sroce_qp *qp)
+{
+	struct sroce_burst *burst = &qp->resp.rd_burst;
+
+	lockdep_assert_held(&qp->resp.lock);
+	if (!burst->head)
+		return;
+	sroce_stat_add(qp->sdev, SROCE_STAT_READ_RESP_BATCHED, burst->count);
+	sroce_burst_flush(qp, burst);
 }
 
 /**
@@ -258,6 +305,8 @@ void sroce_resp_release(struct sroce_qp *qp)
 {
 	u32 i;
 
+	/* Responses decided before the QP stopped still leave. */
+	sroce_resp_tx_pending(qp);
 	for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++)
 		sroce_rd_res_clear(&qp->resp.rd_res[i]);
 	qp->resp.active_res = NULL;

@@ -14,13 +14,13 @@
 #include <linux/udp.h>
 #include <linux/workqueue.h>
 
+#include <sroce/burst.h>
 #include <sroce/wire.h>
 #include "odp.h"
 #include "queue.h"
 #include "wqe.h"
 
 struct sroce_atomic_op;
-struct sroce_burst;
 struct sroce_mr;
 struct sroce_qp;
 struct sroce_srq;
@@ -117,6 +117,11 @@ struct sroce_rd_res {
  * @ack_sent_ns: when the responder sent the last owed ACK at once that the
  *	requester has not answered yet; 0 when there is none
  * @ack_timer: ends a hold
+ * @rd_burst: READ responses, decided in the receive batch, that wait for
+ *	its end to leave in one burst with those of the batch's later READs;
+ *	the QP is on a CPU's batch meanwhile. Every other response pushes
+ *	them out first (sroce_resp_tx_pending()), so that responses keep the
+ *	order in which they were decided.
  *
  * The responder runs in the receive softirq and in @work; qp.c fetches
  * receive WQEs and flushes them under @lock too.
@@ -158,6 +163,7 @@ struct sroce_resp {
 	bool			ack_held;
 	u64			ack_sent_ns;
 	struct timer_list	ack_timer;
+	struct sroce_burst	rd_burst;
 };
 
 void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,
@@ -179,6 +185,8 @@ static inline const void *sroce_resp_hdr(const struct sk_buff *skb,
 void sroce_resp_ack(struct sroce_qp *qp, u32 psn);
 void sroce_resp_ack_flush(struct sroce_qp *qp);
 void sroce_resp_ack_join(struct sroce_qp *qp, struct sroce_burst *burst);
+struct sroce_burst *sroce_resp_batch_burst(struct sroce_qp *qp);
+void sroce_resp_tx_pending(struct sroce_qp *qp);
 void sroce_resp_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome);
 void sroce_resp_fatal(struct sroce_qp *qp, u32 psn, u8 nak);
 bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb);

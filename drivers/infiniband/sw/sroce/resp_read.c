@@ -176,35 +176,48 @@ static bool sroce_resp_read_send(struct sroce_qp *qp,
 }
 
 /*
- * Send READ responses until done or out of budget, in bursts. When the
- * local queue dropped a burst of a READ still in progress, everything this
- * call sent goes again after a pause: the requester drops what it has
- * already received. A READ this call finished, or gave up on, stays so:
- * its requester asks again for responses it lacks, as for any lost on the
- * wire.
+ * Send READ responses until done or out of budget, in bursts. With @batch,
+ * those of a READ done within the budget wait in the QP's batch burst for
+ * the end of the receive batch, to leave with the responses to the batch's
+ * later READs (sroce_resp_batch_burst()). When the local queue dropped a
+ * burst of a READ still in progress, everything this call sent goes again
+ * after a pause: the requester drops what it has already received. A READ
+ * this call finished, or gave up on, stays so: its requester asks again
+ * for responses it lacks, as for any lost on the wire.
  *
  * Return: true when done.
  */
 static bool sroce_resp_read_continue(struct sroce_qp *qp,
 				     struct sroce_rd_res *res,
-				     unsigned int budget)
+				     unsigned int budget, bool batch)
 {
+	struct sroce_burst *burst = batch ? sroce_resp_batch_burst(qp) : NULL;
 	struct sroce_rd_res from = *res;
-	struct sroce_burst burst = {};
+	struct sroce_burst own = {};
 	bool done;
 
-	done = sroce_resp_read_send(qp, res, budget, &burst);
-	if (sroce_burst_flush(qp, &burst) != -ENOBUFS || done)
+	if (!burst) {
+		/* Responses decided earlier go first. */
+		sroce_resp_tx_pending(qp);
+		burst = &own;
+	}
+	done = sroce_resp_read_send(qp, res, budget, burst);
+	if (done && burst != &own)
+		return true;
+	if (sroce_burst_flush(qp, burst) != -ENOBUFS || done)
 		return done;
 	*res = from;
 	qp->resp.congested = true;
 	return false;
 }
 
-/* Start sending READ responses; the rest goes to the work item. */
+/*
+ * Start sending READ responses, from the receive batch that took the
+ * request; the rest goes to the work item.
+ */
 static void sroce_resp_read_start(struct sroce_qp *qp, struct sroce_rd_res *res)
 {
-	if (sroce_resp_read_continue(qp, res, SROCE_RESP_BUDGET))
+	if (sroce_resp_read_continue(qp, res, SROCE_RESP_BUDGET, true))
 		return;
 	qp->resp.active_res = res;
 	qp->resp.busy = true;
@@ -314,6 +327,7 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	struct sroce_pkt pkt;
 
 	sroce_resp_ack_flush(qp);
+	sroce_resp_tx_pending(qp);
 	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_ATOMIC_ACK, 0)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 		return;
@@ -589,5 +603,5 @@ void sroce_resp_abort_read(struct sroce_qp *qp)
 bool sroce_resp_read_resume(struct sroce_qp *qp)
 {
 	return sroce_resp_read_continue(qp, qp->resp.active_res,
-					SROCE_RESP_BUDGET);
+					SROCE_RESP_BUDGET, false);
 }
