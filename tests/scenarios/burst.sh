@@ -16,7 +16,7 @@
 # ACK coalescing is checked alongside: by default the responders answer
 # the requests of a receive batch with one ACK (acks_coalesced), and the
 # READ responder sends the responses to the READs of a batch together at
-# its end (read_resp_batched); with ack_coalesce=N neither happens.
+# its end (resp_batched); with ack_coalesce=N neither happens.
 #
 # topology: twovm
 # kernels: none
@@ -43,12 +43,12 @@ session() {
 	shift
 	b0=$(stat_of sroce0 tx_bursts) q0=$(stat_of sroce0 tx_queue_full)
 	c0=$(stat_of sroce0 acks_coalesced)
-	r0=$(stat_of sroce0 read_resp_batched)
+	r0=$(stat_of sroce0 resp_batched)
 	integrity_session "$name" "$G4" "$NET4_B" --tests "$CASES" "$@"
 	put "$name.bursts.$ROLE" $(($(stat_of sroce0 tx_bursts) - b0))
 	put "$name.refused.$ROLE" $(($(stat_of sroce0 tx_queue_full) - q0))
 	put "$name.coalesced.$ROLE" $(($(stat_of sroce0 acks_coalesced) - c0))
-	put "$name.batched.$ROLE" $(($(stat_of sroce0 read_resp_batched) - r0))
+	put "$name.batched.$ROLE" $(($(stat_of sroce0 resp_batched) - r0))
 	BURSTS_A=$(get "$name.bursts.a" 120) BURSTS_B=$(get "$name.bursts.b" 120)
 	REFUSED_A=$(get "$name.refused.a" 120)
 	REFUSED_B=$(get "$name.refused.b" 120)

@@ -165,15 +165,19 @@ dp_wait_server() {
 # perftest calibrates its cycle counter against gettimeofday() with busy
 # loops and, when a loaded host preempts the guest during them, refuses to
 # print a report ("Correlation coefficient r^2: ... < 0.9") and exits 1,
-# whatever the transfer did. Such a pair runs again, at most twice more.
+# whatever the transfer did. Such a pair runs again, at most four times
+# more, each after a pause that grows: three tries in a row, a few
+# seconds apart, all failed so while the host was busy with other work.
 DP_RERUN_IF='Correlation coefficient r^2'
+DP_TRIES=5
 
 dp_pair() {
 	local try
-	for try in 1 2 3; do
-		_dp_last=$((try == 3))
+	for try in $(seq "$DP_TRIES"); do
+		_dp_last=$((try == DP_TRIES))
 		_dp_pair_once "$@" && return 0
 		log "perftest could not calibrate its clock; rerunning: $1"
+		nap "$((2 * try))"
 	done
 }
 

@@ -60,36 +60,40 @@ zcopy_check() {
 		check "$dev copied payload" [ "${c:-0}" -gt 0 ]
 	fi
 }
-# read_batch_check: a stream of small READs. Over virtio-net, which splits
-# transmit bursts, the server answers the READs of one receive batch
-# together at its end: read_resp_batched counts those responses and
-# tx_bursts the bursts they left in. Over the veth pair, which takes
-# bursts whole, every response goes at once and none waits.
-read_batch_check() {
-	local n r0 b0 r b
-	n=$(it 2000)
+
+# batch_check WHAT PROG ARGS...: a stream of small READs or atomics. Over
+# virtio-net, which splits transmit bursts, the server answers the
+# requests of one receive batch together at its end: resp_batched counts
+# those responses and tx_bursts the bursts they left in. Over the veth
+# pair, which takes bursts whole, every response goes at once and none
+# waits.
+batch_check() {
+	local what=$1 r0 b0 r b
+	shift
 	read -r r0 b0 <<<"$(batch_counts "$DP_SRV_DEV")"
-	pt ib_read_bw -s 1024 -n "$n"
+	pt "$@"
 	read -r r b <<<"$(batch_counts "$DP_SRV_DEV")"
 	r=$((r - r0)) b=$((b - b0))
 	if [ "$TOPO" = netns ]; then
-		expect_eq "over veth no READ response waited for its batch" 0 "$r"
+		expect_eq "over veth no answer to $what waited for its batch" 0 "$r"
 		return
 	fi
 	if [ "$ROLE" = b ]; then
-		put readbatch "$r $b"
+		put "batch.$what" "$r $b"
 		return
 	fi
-	read -r r b <<<"$(get readbatch 120)"
-	check "READ responses left at the end of their receive batch ($r of $n READs)" \
+	read -r r b <<<"$(get "batch.$what" 120)"
+	check "answers to $what left at the end of their receive batch ($r)" \
 		[ "${r:-0}" -gt 0 ]
-	check "together, in bursts ($b)" [ "${b:-0}" -gt 0 ]
+	check "answers to $what left together, in bursts ($b)" \
+		[ "${b:-0}" -gt 0 ]
 }
 batch_counts() {
-	dp_stats "$1" | awk '$1 == "read_resp_batched" { r = $2 }
+	dp_stats "$1" | awk '$1 == "resp_batched" { r = $2 }
 		$1 == "tx_bursts" { b = $2 } END { print r + 0, b + 0 }'
 }
-read_batch_check
+batch_check READs ib_read_bw -s 1024 -n "$(it 2000)"
+batch_check atomics ib_atomic_bw -n "$(it 2000)" -A FETCH_AND_ADD
 
 if [ "$TOPO" = netns ]; then
 	zcopy_check h1 v1 sroce0

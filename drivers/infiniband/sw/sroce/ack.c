@@ -17,9 +17,9 @@
  * the order of their numbers, and the tasklet's comes after NET_RX's. A
  * response the responder sends in between (a NAK, a READ or atomic
  * response) sends the owed ACK before it, so responses keep their order.
- * The responses to the READs of a batch wait on the same list, in one
- * burst per QP (sroce_resp_batch_burst()), and leave together, before the
- * QP's owed ACK.
+ * The responses to the READs and atomics of a batch wait on the same
+ * list, in one burst per QP (sroce_resp_batch_burst()), and leave
+ * together, before the QP's owed ACK.
  *
  * A QP that answers what it receives (a ping-pong, a request and its
  * reply) sends its own request soon after its responder's ACK, to the same
@@ -257,7 +257,7 @@ void sroce_ack_sent(struct sroce_qp *qp)
  *
  * An application may destroy its QP, or move it to the error state, as
  * soon as the last completion it waits for is in, before a hold ends: its
- * peer still gets the ACK the message it received is owed, and the READ
+ * peer still gets the ACK the message it received is owed, and the
  * responses waiting for the end of the batch go first.
  */
 void sroce_ack_release(struct sroce_qp *qp)

@@ -123,14 +123,14 @@ void sroce_resp_ack_join(struct sroce_qp *qp, struct sroce_burst *burst)
 }
 
 /**
- * sroce_resp_batch_burst() - the burst in which READ responses may wait
- *	for the end of the receive batch
+ * sroce_resp_batch_burst() - the burst in which READ responses and atomic
+ *	ACKs may wait for the end of the receive batch
  * @qp: the QP; resp.lock held, bottom halves off
  *
  * Under emulation a packet's cost is mostly the notification of the
- * device, and a READ stream of small messages asks for one response a
- * request: the responses to the requests of one batch leave together, as
- * the ACKs of a batch do, once the batch has been taken in (ack.c).
+ * device, and a stream of small READs or of atomics asks for one response
+ * a request: the responses to the requests of one batch leave together,
+ * as the ACKs of a batch do, once the batch has been taken in (ack.c).
  *
  * Return: the QP's batch burst, the QP queued on this CPU's batch, which
  * pushes it out; or NULL when responses go at once (ACK coalescing is off,
@@ -144,26 +144,27 @@ struct sroce_burst *sroce_resp_batch_burst(struct sroce_qp *qp)
 			return NULL;
 		qp->resp.ack_queued = true;
 	}
-	return &qp->resp.rd_burst;
+	return &qp->resp.batch_burst;
 }
 
 /**
- * sroce_resp_tx_pending() - hand on the READ responses waiting for the end
- *	of the receive batch
+ * sroce_resp_tx_pending() - hand on the responses waiting for the end of
+ *	the receive batch
  * @qp: the QP; resp.lock held, bottom halves off
  *
  * Called at the end of the batch, before any other response, and as the
- * QP leaves RTS. Their READs are done: a response the local queue drops is
- * lost as on the wire, and the requester asks again for it.
+ * QP leaves RTS. Their requests are done: a response the local queue
+ * drops is lost as on the wire, and the requester asks again for it (an
+ * atomic's result is kept for the duplicate).
  */
 void sroce_resp_tx_pending(struct sroce_qp *qp)
 {
-	struct sroce_burst *burst = &qp->resp.rd_burst;
+	struct sroce_burst *burst = &qp->resp.batch_burst;
 
 	lockdep_assert_held(&qp->resp.lock);
 	if (!burst->head)
 		return;
-	sroce_stat_add(qp->sdev, SROCE_STAT_READ_RESP_BATCHED, burst->count);
+	sroce_stat_add(qp->sdev, SROCE_STAT_RESP_BATCHED, burst->count);
 	sroce_burst_flush(qp, burst);
 }
 

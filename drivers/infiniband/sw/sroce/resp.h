@@ -117,11 +117,11 @@ struct sroce_rd_res {
  * @ack_sent_ns: when the responder sent the last owed ACK at once that the
  *	requester has not answered yet; 0 when there is none
  * @ack_timer: ends a hold
- * @rd_burst: READ responses, decided in the receive batch, that wait for
- *	its end to leave in one burst with those of the batch's later READs;
- *	the QP is on a CPU's batch meanwhile. Every other response pushes
- *	them out first (sroce_resp_tx_pending()), so that responses keep the
- *	order in which they were decided.
+ * @batch_burst: READ responses and atomic ACKs, decided in the receive
+ *	batch, that wait for its end to leave in one burst with those of the
+ *	batch's later requests; the QP is on a CPU's batch meanwhile. Every
+ *	other response pushes them out first (sroce_resp_tx_pending()), so
+ *	that responses keep the order in which they were decided.
  *
  * The responder runs in the receive softirq and in @work; qp.c fetches
  * receive WQEs and flushes them under @lock too.
@@ -163,7 +163,7 @@ struct sroce_resp {
 	bool			ack_held;
 	u64			ack_sent_ns;
 	struct timer_list	ack_timer;
-	struct sroce_burst	rd_burst;
+	struct sroce_burst	batch_burst;
 };
 
 void sroce_resp_recv(struct sroce_qp *qp, struct sk_buff *skb,

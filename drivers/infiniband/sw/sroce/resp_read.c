@@ -321,13 +321,21 @@ void sroce_resp_flush(struct sroce_qp *qp, struct sk_buff *skb,
 	sroce_resp_read_start(qp, res);
 }
 
+/*
+ * Answer an atomic request: at the end of the receive batch, with the
+ * batch's other responses, where it may wait (sroce_resp_batch_burst()),
+ * else at once.
+ */
 static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 {
+	struct sroce_burst *burst;
 	struct sroce_atmack *ack;
 	struct sroce_pkt pkt;
 
 	sroce_resp_ack_flush(qp);
-	sroce_resp_tx_pending(qp);
+	burst = sroce_resp_batch_burst(qp);
+	if (!burst)
+		sroce_resp_tx_pending(qp);
 	if (!sroce_pkt_alloc(qp, &pkt, SROCE_OP_ATOMIC_ACK, 0)) {
 		sroce_stat_inc(qp->sdev, SROCE_STAT_TX_NOMEM);
 		return;
@@ -338,7 +346,10 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	ack = sroce_pkt_hdr(&pkt, SROCE_HDR_ATMACK);
 	ack->orig = cpu_to_be64(orig);
 	pkt.bth.psn = psn;
-	sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
+	if (burst)
+		sroce_pkt_queue(qp, &qp->av, &pkt, qp->dest_qpn, burst);
+	else
+		sroce_pkt_send(qp, &qp->av, &pkt, qp->dest_qpn);
 }
 
 /**

@@ -66,7 +66,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_ACK_HELD].name = "acks_held",
 	[SROCE_STAT_ACK_JOINED].name = "acks_joined",
 	[SROCE_STAT_ACK_HOLD_EXPIRED].name = "ack_holds_expired",
-	[SROCE_STAT_READ_RESP_BATCHED].name = "read_resp_batched",
+	[SROCE_STAT_RESP_BATCHED].name = "resp_batched",
 };
 
 /**
