@@ -199,8 +199,9 @@ host_mark() {
 	echo "# the host did not answer: no host CPU figures from here on" >&2
 }
 
-# host_delta "B0 I0 A0 B0" "B1 I1 A1 B1": "BUSY IDLE QEMU_NS" between two
-# host_mark readings, or nothing when either is missing.
+# host_delta "BUSY0 IDLE0 QA0 QB0" "BUSY1 IDLE1 QA1 QB1": "BUSY IDLE QEMU_NS"
+# between two host_mark readings, both QEMUs' time added up, or nothing
+# when either reading is missing.
 host_delta() {
 	local a b
 	read -ra a <<<"$1"
