@@ -277,17 +277,23 @@ def bw_target(vals, mtu, tests, other, link):
         goal, LABEL[other]), verdict(ok), span(mine), floor]
 
 
-def transfer(vals, key, short):
-    """[kernel CPU seconds of both guests, frames, bytes] of a run, or
-    with SHORT what the run moved beyond its short run: its transfer
-    without what every run costs besides it. None without the CPU time or
-    the bytes; frames None where they were not counted."""
-    names = ("cpu_kern", "frames", "bytes")
+def run_figures(vals, key, names, short):
+    """The figures NAMES of a run, or with SHORT each less that of its
+    short run: the transfer without what every run costs besides it. None
+    for a figure missing from either."""
     fig = [num(vals.get(key + (m,))) for m in names]
     if short:
         less = [num(vals.get(key + (m + "_short",))) for m in names]
         fig = [a - b if a is not None and b is not None else None
                for a, b in zip(fig, less)]
+    return fig
+
+
+def transfer(vals, key, short):
+    """[kernel CPU seconds of both guests, frames, bytes] of a run, or
+    with SHORT of its transfer (run_figures()). None without the CPU time
+    or the bytes; frames None where they were not counted."""
+    fig = run_figures(vals, key, ("cpu_kern", "frames", "bytes"), short)
     fig = [v if v is not None and v > 0 else None for v in fig]
     return None if fig[0] is None or fig[2] is None else fig
 
@@ -325,13 +331,8 @@ def host_transfer(vals, key):
     """(busy share, both QEMUs' seconds per GiB) of a run's transfer: the
     run less its short run, from the host's figures (tests/bench/
     hostcpu.py). None where the host's or the short run's are missing."""
-    names = ("host_busy", "host_idle", "host_qemu", "bytes")
-    fig = []
-    for m in names:
-        a = num(vals.get(key + (m,)))
-        b = num(vals.get(key + (m + "_short",)))
-        fig.append(a - b if a is not None and b is not None else None)
-    busy, idle, qemu, moved = fig
+    busy, idle, qemu, moved = run_figures(
+        vals, key, ("host_busy", "host_idle", "host_qemu", "bytes"), True)
     if busy is None or qemu is None or not moved or qemu <= 0 or busy <= 0:
         return None
     total = busy + max(idle or 0, 0)
