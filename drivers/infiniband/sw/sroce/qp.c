@@ -810,7 +810,7 @@ static void sroce_qp_doorbell(struct sroce_qp *qp)
 			return;
 		}
 		spin_lock_bh(&qp->req.lock);
-		sroce_req_run(qp);
+		sroce_req_doorbell(qp);
 		spin_unlock_bh(&qp->req.lock);
 		return;
 	case IB_QPS_ERR:

@@ -802,6 +802,54 @@ static void sroce_req_flush(struct sroce_qp *qp)
 	}
 }
 
+/*
+ * A doorbell that posts one single-packet message to an RC QP whose earlier
+ * packets are still in this host's queues (the NIC has not yet taken them)
+ * leaves it for the first of those to be freed, whose destructor runs the
+ * work item: messages posted meanwhile then leave as one burst, one
+ * notification of the NIC, instead of one each. A stream of small messages
+ * posted one at a time has the NIC busy anyway; what waits is a few
+ * microseconds of queueing. A QP with nothing unacknowledged (a ping-pong's
+ * turn) and a multi-packet message send at once.
+ */
+static bool sroce_tx_cork_on = true;
+module_param_named(tx_cork, sroce_tx_cork_on, bool, 0644);
+MODULE_PARM_DESC(tx_cork,
+		 "Let single-packet messages of a streaming RC QP wait for its packets in the NIC's queue to go, and leave together (default: on)");
+
+/* Whether a doorbell leaves the WQE at req.next to the work item; see above. */
+static bool sroce_req_corks(struct sroce_qp *qp)
+{
+	const struct sroce_swqe *wqe;
+	u32 idx = qp->req.next;
+
+	if (!READ_ONCE(sroce_tx_cork_on) || qp->type != IB_QPT_RC ||
+	    idx == sroce_queue_load_producer(&qp->req.sq) ||
+	    qp->comp.rnr_wait || qp->req.fatal ||
+	    qp->req.psn == qp->comp.una_psn)
+		return false;
+	wqe = sroce_req_wqe(qp, idx);
+	if (wqe->state != SROCE_SWQE_NEW || wqe->wr.opcode >= 32 ||
+	    !(BIT(wqe->wr.opcode) & SROCE_INLINE_WR_OPS) ||
+	    wqe->length > sroce_req_mtu(qp))
+		return false;
+	if (!sroce_tx_cork(qp))
+		return false;
+	sroce_stat_inc(qp->sdev, SROCE_STAT_TX_CORKED);
+	return true;
+}
+
+/**
+ * sroce_req_doorbell() - send what a doorbell posted, or leave it to the
+ * packets in flight
+ * @qp: the QP; req.lock held
+ */
+void sroce_req_doorbell(struct sroce_qp *qp)
+{
+	if (!sroce_req_corks(qp))
+		sroce_req_run(qp);
+}
+
 /**
  * sroce_req_run() - send what the send queue holds, as far as allowed
  * @qp: the QP; req.lock held

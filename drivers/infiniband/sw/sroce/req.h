@@ -111,6 +111,7 @@ struct sroce_req {
 };
 
 void sroce_req_run(struct sroce_qp *qp);
+void sroce_req_doorbell(struct sroce_qp *qp);
 void sroce_req_schedule(struct sroce_qp *qp);
 void sroce_req_kick(struct sroce_qp *qp);
 bool sroce_req_draining(struct sroce_qp *qp);

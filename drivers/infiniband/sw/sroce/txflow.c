@@ -237,6 +237,33 @@ bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
 }
 
 /**
+ * sroce_tx_cork() - wait for one of the requester's packets to leave
+ * @qp: the QP
+ *
+ * Sets the requester's waiter bit when the QP has packets in the queues
+ * below, so that the first of them to be freed runs the requester's work
+ * item, which then sends whatever was posted meanwhile as one burst.
+ *
+ * Context: any.
+ * Return: true when the work item will run; false when nothing of the QP's
+ * is in flight, and nothing would wake it.
+ */
+bool sroce_tx_cork(struct sroce_qp *qp)
+{
+	atomic_t *inflight = &qp->tx.count->inflight;
+
+	if (!atomic_read(inflight))
+		return false;
+	set_bit(SROCE_TXW_REQ, &qp->tx.waiters);
+	/* Pairs with atomic_dec_return() in sroce_pkt_sent(). */
+	smp_mb__after_atomic();
+	if (atomic_read(inflight))
+		return true;
+	/* Freed meanwhile: unless its destructor saw the bit, run now. */
+	return !test_and_clear_bit(SROCE_TXW_REQ, &qp->tx.waiters);
+}
+
+/**
  * sroce_tx_held() - whether the requester of @qp still has packets in this
  * host's queues, or waits for room in them
  * @qp: the QP

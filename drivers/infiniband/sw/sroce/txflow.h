@@ -64,6 +64,7 @@ enum {
 void sroce_pkt_track(struct sroce_qp *qp, struct sk_buff *skb);
 bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter);
 bool sroce_tx_held(struct sroce_qp *qp);
+bool sroce_tx_cork(struct sroce_qp *qp);
 int sroce_tx_qp_init(struct sroce_qp *qp);
 void sroce_tx_qp_detach(struct sroce_qp *qp);
 void sroce_tx_unwait(struct sroce_qp *qp);
