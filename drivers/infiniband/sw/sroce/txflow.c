@@ -241,8 +241,10 @@ bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
  * @qp: the QP
  *
  * Sets the requester's waiter bit when the QP has packets in the queues
- * below, so that the first of them to be freed runs the requester's work
- * item, which then sends whatever was posted meanwhile as one burst.
+ * below, so that their destructor runs the requester's work item once no
+ * more than SROCE_TX_INFLIGHT_LOW remain (the first one freed, when that
+ * few are there): the work item then sends whatever was posted meanwhile
+ * as one burst.
  *
  * Context: any.
  * Return: true when the work item will run; false when nothing of the QP's
