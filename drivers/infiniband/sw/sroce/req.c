@@ -806,11 +806,11 @@ static void sroce_req_flush(struct sroce_qp *qp)
  * A doorbell that posts one single-packet message to an RC QP whose earlier
  * packets are still in this host's queues (the NIC has not yet taken them)
  * leaves it for their destructor to run the work item (sroce_tx_cork()):
- * messages posted meanwhile then leave as one burst, one
- * notification of the NIC, instead of one each. A stream of small messages
- * posted one at a time has the NIC busy anyway; what waits is a few
- * microseconds of queueing. A QP with nothing unacknowledged (a ping-pong's
- * turn) and a multi-packet message send at once.
+ * messages posted meanwhile then leave as one burst, one notification of
+ * the NIC, instead of one each. A stream of small messages posted one at a
+ * time has the NIC busy anyway; what waits is a few microseconds of
+ * queueing. A QP with nothing unacknowledged (a ping-pong's turn) and a
+ * multi-packet message send at once.
  */
 static bool sroce_tx_cork_on = true;
 module_param_named(tx_cork, sroce_tx_cork_on, bool, 0644);
