@@ -164,21 +164,34 @@ void sroce_pkt_track(struct sroce_qp *qp, struct sk_buff *skb)
 	skb->destructor = sroce_pkt_sent;
 }
 
-/* Whether @qp must wait for its own packets to leave; see below. */
-static bool sroce_qp_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
+/*
+ * Have @waiter's work item run by the destructor of @qp's packets, which
+ * runs it once no more than SROCE_TX_INFLIGHT_LOW of them remain, when at
+ * least @from are in the queues below. Seen again after the waiter bit is
+ * set, a count at or below @above ends the wait: for the throttle, there
+ * is room again (the destructor's level); for the cork, no packet is left
+ * whose destructor would run the work item (0).
+ *
+ * Return: true when the work item will run; false when the caller goes on
+ * itself.
+ */
+static bool sroce_qp_tx_wait(struct sroce_qp *qp, unsigned int waiter,
+			     int from, int above)
 {
 	atomic_t *inflight = &qp->tx.count->inflight;
 
-	if (atomic_read(inflight) < SROCE_TX_INFLIGHT_HIGH)
+	if (atomic_read(inflight) < from)
 		return false;
 	set_bit(waiter, &qp->tx.waiters);
 	/* Pairs with atomic_dec_return() in sroce_pkt_sent(). */
 	smp_mb__after_atomic();
-	if (atomic_read(inflight) > SROCE_TX_INFLIGHT_LOW)
+	if (atomic_read(inflight) > above)
 		return true;
-	/* Drained meanwhile: nobody else will wake us. */
-	clear_bit(waiter, &qp->tx.waiters);
-	return false;
+	/*
+	 * Drained meanwhile. A destructor that took the bit has queued the
+	 * work item; otherwise nobody will.
+	 */
+	return !test_and_clear_bit(waiter, &qp->tx.waiters);
 }
 
 /* Whether @qp must wait for the device's packets to leave; see below. */
@@ -232,7 +245,8 @@ static bool sroce_dev_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
  */
 bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
 {
-	return sroce_qp_tx_throttled(qp, waiter) ||
+	return sroce_qp_tx_wait(qp, waiter, SROCE_TX_INFLIGHT_HIGH,
+				SROCE_TX_INFLIGHT_LOW) ||
 	       sroce_dev_tx_throttled(qp, waiter);
 }
 
@@ -252,17 +266,7 @@ bool sroce_tx_throttled(struct sroce_qp *qp, unsigned int waiter)
  */
 bool sroce_tx_cork(struct sroce_qp *qp)
 {
-	atomic_t *inflight = &qp->tx.count->inflight;
-
-	if (!atomic_read(inflight))
-		return false;
-	set_bit(SROCE_TXW_REQ, &qp->tx.waiters);
-	/* Pairs with atomic_dec_return() in sroce_pkt_sent(). */
-	smp_mb__after_atomic();
-	if (atomic_read(inflight))
-		return true;
-	/* Freed meanwhile: unless its destructor saw the bit, run now. */
-	return !test_and_clear_bit(SROCE_TXW_REQ, &qp->tx.waiters);
+	return sroce_qp_tx_wait(qp, SROCE_TXW_REQ, 1, 0);
 }
 
 /**
