@@ -5,14 +5,15 @@
 # whose "kernels:" header keeps it off the debug kernel (scale,
 # rdmacm_netns, the two-VM scenarios...) runs on the debug kernel, with
 # KASAN, lockdep and kmemleak watching. make check runs all of them on the
-# stock kernels already; it runs kunit, delete, pingpong_netns and pktfuzz on the
-# debug kernel, which this does not repeat. Scenarios whose header says
+# stock kernels already; it runs kunit and delete on the debug kernel,
+# which this does not repeat. Scenarios whose header says
 # "kernels: none" run here only. A scenario whose "full-kernels:" header
 # names a stock kernel that its "kernels:" header leaves out (make check
 # runs it on the other one) runs here on that kernel too. On the debug
 # kernel built from 6.12's source (debug-6.12), with the same checkers:
-# the scenarios make check runs on the 6.1 debug kernel and the two-VM
-# data path beside rdma_rxe (names612 below). Then, on 6.1, pktfuzz_1m
+# the scenarios make check runs on the 6.1 debug kernel, the RC, UC, UD
+# and SRQ pingpongs, pktfuzz, odp and the two-VM data path beside
+# rdma_rxe (names612 below). Then, on 6.1, pktfuzz_1m
 # (tests/extra/pktfuzz_1m.sh: the pktfuzz scenario with PKTFUZZ_COUNT
 # packets, 1000000 unless set, the integrity tool and the pingpongs
 # running throughout; about eight minutes) and the soak (tests/extra/soak.sh,
@@ -62,7 +63,7 @@ extra_kernels=$(awk '{ print $1 }' <<<"$extra" | sort -u)
 names612=$("$root/tests/run-scenarios.sh" --kernel debug --list |
 	awk '{ k = $0; sub(/.*kernels=/, "", k); sub(/ timeout=.*/, "", k)
 	       if (k == "all" || (" " k " ") ~ / debug /) print $1 }')
-names612+=$'\nintegrity\ngro\npingpong_twovm\ninterop_rxe\nrxe_pingpong'
+names612+=$'\npingpong_netns\npktfuzz\nodp\nintegrity\ngro\npingpong_twovm\ninterop_rxe\nrxe_pingpong'
 [ -z "$filter" ] || names612=$(grep -E -- "$filter" <<<"$names612")
 soak=0
 [ -z "$filter" ] || grep -qE -- "$filter" <<<soak && soak=1

@@ -11,7 +11,8 @@
 # timeout, never hangs the suite.
 #
 # topology: netns
-# kernels: 6.1 6.12
+# kernels: 6.1
+# full-kernels: 6.12
 # requires: sroce
 # timeout: 600
 # vcpus: 2

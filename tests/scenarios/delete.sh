@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: netns
+# kernels: 6.1 debug
+# full-kernels: 6.12
 # requires: sroce
 # timeout: 240
 #

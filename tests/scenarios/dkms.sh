@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: netns
-# kernels: 6.1 6.12
+# kernels: 6.1
+# full-kernels: 6.12
 # requires: deb
 # timeout: 240
 #

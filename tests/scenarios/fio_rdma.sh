@@ -30,8 +30,8 @@
 # the sending and the receiving side.
 #
 # topology: twovm
-# kernels: 6.12
-# full-kernels: 6.1
+# kernels: none
+# full-kernels: 6.1 6.12
 # timeout: 300
 # requires: sroce
 

@@ -21,8 +21,8 @@
 #             arrives whole.
 #
 # topology: twovm
-# kernels: 6.1
-# full-kernels: 6.12
+# kernels: none
+# full-kernels: 6.1 6.12
 # timeout: 900
 # requires: sroce
 

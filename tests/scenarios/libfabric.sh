@@ -18,8 +18,8 @@
 # 32767 fi_enable() failed with -EINVAL ("Unable to create verbs CQ").
 #
 # topology: twovm
-# kernels: 6.12
-# full-kernels: 6.1
+# kernels: none
+# full-kernels: 6.1 6.12
 # timeout: 300
 # requires: sroce
 

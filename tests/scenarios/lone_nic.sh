@@ -14,7 +14,8 @@
 # module (its reference count), and resetting the NIC lets it go.
 #
 # topology: netns
-# kernels: 6.1 6.12
+# kernels: 6.1
+# full-kernels: 6.12
 # requires: sroce
 # timeout: 600
 # vcpus: 2

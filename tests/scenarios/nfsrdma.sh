@@ -15,8 +15,8 @@
 # cover that.
 #
 # topology: twovm
-# kernels: 6.1
-# full-kernels: 6.12
+# kernels: none
+# full-kernels: 6.1 6.12
 # timeout: 300
 # requires: sroce
 

@@ -6,7 +6,8 @@
 # in nvmeof_lib.sh).
 #
 # topology: twovm
-# kernels: 6.1 6.12
+# kernels: 6.1
+# full-kernels: 6.12
 # timeout: 900
 # requires: sroce
 

@@ -6,7 +6,8 @@
 # round (tests in nvmeof_lib.sh).
 #
 # topology: twovm
-# kernels: 6.1
+# kernels: none
+# full-kernels: 6.1
 # timeout: 900
 # requires: sroce
 

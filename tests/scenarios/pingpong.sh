@@ -7,7 +7,7 @@
 # between two guests.
 #
 # topology: netns twovm
-# kernels: 6.1 6.12 debug:netns
+# kernels: 6.1 6.12
 # timeout: 900
 # requires: sroce
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: netns
-# kernels: 6.1 debug
+# kernels: 6.1
 # full-kernels: 6.12
 # requires: sroce
 # timeout: 300

@@ -8,8 +8,8 @@
 # DMA region.
 #
 # topology: netns twovm
-# kernels: 6.1 6.12:twovm
-# full-kernels: 6.12:netns
+# kernels: 6.1
+# full-kernels: 6.12
 # timeout: 900
 # requires: sroce
 

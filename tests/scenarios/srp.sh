@@ -16,8 +16,8 @@
 # that LOCAL_INV has run: the I/O of the rounds makes that frequent.
 #
 # topology: twovm
-# kernels: 6.1
-# full-kernels: 6.12
+# kernels: none
+# full-kernels: 6.1 6.12
 # timeout: 600
 # requires: sroce
 

@@ -17,8 +17,8 @@
 # rdma_rxe on eth0 against sroce over the VLAN.
 #
 # topology: twovm
-# kernels: 6.1
-# full-kernels: 6.12
+# kernels: none
+# full-kernels: 6.1 6.12
 # timeout: 600
 # requires: sroce
 
