@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # topology: netns
-# kernels: 6.1
-# full-kernels: 6.12
+# kernels: 6.12
+# full-kernels: 6.1
 # requires: sroce
 # timeout: 600
 #

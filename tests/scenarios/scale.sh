@@ -9,8 +9,8 @@
 # kernel the harness adds its kmemleak scan.
 #
 # topology: netns
-# kernels: 6.1
-# full-kernels: 6.12
+# kernels: 6.12
+# full-kernels: 6.1
 # timeout: 1800
 # requires: sroce
 
