@@ -312,7 +312,7 @@ DP_DROPS="rx_bad_header rx_bad_opcode rx_bad_icrc rx_no_qp rx_bad_qp_state
 rx_bad_qkey rx_duplicate_request rx_out_of_sequence rx_uc_message_dropped
 rx_stale_response rx_backlog_full rx_bad_source rx_bad_pkey
 rx_psn_out_of_window rx_dup_no_match rx_dup_refused rx_uc_malformed
-rx_backlog_discarded"
+rx_backlog_discarded rx_nomem"
 
 # dp_perftest PREFIX PROGRAM ARGS...: a perftest pair over the IPv4 GID,
 # reported as "PREFIXPROGRAM ARGS", each pair on a TCP port of its own;

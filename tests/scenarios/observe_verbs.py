@@ -111,8 +111,8 @@ def check_formats(trace, victim):
                           victim.dev + "/1"], capture_output=True,
                          text=True).stdout.split()
     unknown = [r for r in reasons if r not in out]
-    tap("SROCE_STAT_" not in fmt and len(reasons) == 17 and not unknown,
-        "sroce_rx_drop's format names 17 reasons by number, each a "
+    tap("SROCE_STAT_" not in fmt and len(reasons) == 18 and not unknown,
+        "sroce_rx_drop's format names 18 reasons by number, each a "
         "counter's name", "reasons %s, not counters %s\n%s" %
         (reasons, unknown, fmt[-300:]))
 

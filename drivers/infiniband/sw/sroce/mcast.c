@@ -210,6 +210,26 @@ out:
 	return err;
 }
 
+/*
+ * Each member gets a clone of its own: a QP that cannot take the packet
+ * now (its backlog, a page fault) keeps it on a list, and an skb can be on
+ * only one list at a time.
+ */
+static void sroce_mcast_deliver(struct sroce_qp *qp, struct sk_buff *skb,
+				const struct sroce_bth *bth,
+				const struct sroce_opcode_info *info,
+				u32 payload)
+{
+	struct sk_buff *copy = skb_clone(skb, GFP_ATOMIC);
+
+	if (!copy) {
+		sroce_qp_rx_drop(qp, SROCE_STAT_RX_NOMEM, sroce_bth_psn(bth));
+		return;
+	}
+	sroce_resp_recv(qp, copy, bth, info, payload);
+	consume_skb(copy);
+}
+
 /**
  * sroce_mcast_rx() - deliver a datagram sent to the multicast QP
  * @sdev: the device it arrived on
@@ -247,7 +267,7 @@ void sroce_mcast_rx(struct sroce_dev *sdev, struct sk_buff *skb,
 			/* A QP being destroyed is detached and gone soon. */
 			if (!sroce_qp_get(qp))
 				continue;
-			sroce_resp_recv(qp, skb, bth, info, payload);
+			sroce_mcast_deliver(qp, skb, bth, info, payload);
 			sroce_qp_put(qp);
 			delivered = true;
 		}

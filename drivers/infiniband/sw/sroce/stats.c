@@ -68,6 +68,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_ACK_HOLD_EXPIRED].name = "ack_holds_expired",
 	[SROCE_STAT_RESP_BATCHED].name = "resp_batched",
 	[SROCE_STAT_TX_CORKED].name = "doorbells_corked",
+	[SROCE_STAT_RX_NOMEM].name = "rx_nomem",
 };
 
 /**

@@ -72,6 +72,7 @@ enum sroce_stat {
 	SROCE_STAT_ACK_HOLD_EXPIRED,
 	SROCE_STAT_RESP_BATCHED,
 	SROCE_STAT_TX_CORKED,
+	SROCE_STAT_RX_NOMEM,
 	SROCE_STAT_COUNT,
 };
 
@@ -101,6 +102,7 @@ static inline bool sroce_stat_is_rx_drop(enum sroce_stat stat)
 	case SROCE_STAT_RX_DUP_REFUSED:
 	case SROCE_STAT_RX_UC_MALFORMED:
 	case SROCE_STAT_RX_BACKLOG_DISCARDED:
+	case SROCE_STAT_RX_NOMEM:
 		return true;
 	default:
 		return false;
