@@ -53,6 +53,17 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	return 0;
 }
 
+/**
+ * sroce_av_copy() - copy an address vector, with a GID reference of its own
+ * @dst: the copy; released with sroce_av_release()
+ * @src: the vector, of a live AH or QP
+ */
+void sroce_av_copy(struct sroce_av *dst, const struct sroce_av *src)
+{
+	*dst = *src;
+	rdma_hold_gid_attr(dst->sgid_attr);
+}
+
 void sroce_av_release(struct sroce_av *av)
 {
 	if (av->sgid_attr)
@@ -137,7 +148,10 @@ int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	}
 	xa_erase(&sdev->ahs, ah->ah_num);
 	sroce_ah_put(ah);
-	/* A UD WQE being sent holds the AH; it finishes quickly. */
+	/*
+	 * A UD WQE being fetched holds the AH only while it copies the
+	 * address: waiting for it is short, whatever the QP's state.
+	 */
 	wait_for_completion(&ah->released);
 	/* ib_core frees the AH next: no lookup may still be reading it. */
 	synchronize_rcu();

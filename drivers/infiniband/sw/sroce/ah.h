@@ -43,6 +43,7 @@ struct sroce_av {
 };
 
 int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr);
+void sroce_av_copy(struct sroce_av *dst, const struct sroce_av *src);
 void sroce_av_release(struct sroce_av *av);
 
 /**

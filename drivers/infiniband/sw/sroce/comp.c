@@ -98,10 +98,7 @@ void sroce_comp_retire(struct sroce_qp *qp)
 		/* The slot is free before the consumer sees the completion. */
 		qp->req.tail = sroce_queue_next(&qp->req.sq, qp->req.tail);
 		sroce_queue_store_consumer(&qp->req.sq, qp->req.tail);
-		/* A kernel consumer may destroy the AH once it completes. */
-		if (wqe->ah)
-			sroce_ah_put(wqe->ah);
-		wqe->ah = NULL;
+		sroce_av_release(&wqe->av);
 		if (failed || qp->sig_all ||
 		    (wqe->wr.send_flags & IB_SEND_SIGNALED))
 			sroce_comp_post(qp, wqe);

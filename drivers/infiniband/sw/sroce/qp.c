@@ -371,14 +371,12 @@ static void sroce_qp_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	}
 }
 
-/* Release the AHs a send WQE holds. */
+/* Release the address and the AH a send WQE holds. */
 static void sroce_swqe_drop_ahs(struct sroce_swqe *wqe)
 {
-	if (wqe->ah)
-		sroce_ah_put(wqe->ah);
+	sroce_av_release(&wqe->av);
 	if (wqe->kah)
 		sroce_ah_put(wqe->kah);
-	wqe->ah = NULL;
 	wqe->kah = NULL;
 }
 

@@ -156,8 +156,33 @@ static enum ib_wc_status sroce_req_copy_data(struct sroce_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
+/*
+ * A UD WQE keeps a copy of its AH's address, not the AH: the process may
+ * destroy the AH while the WQE waits (in SQD, say), and destroying it must
+ * not wait for the WQE. A kernel consumer's WQE carries its AH (@kah); a
+ * process's names it by number.
+ */
+static enum ib_wc_status sroce_req_take_av(struct sroce_qp *qp,
+					   struct sroce_swqe *wqe,
+					   struct sroce_ah *kah)
+{
+	struct sroce_ah *ah = kah;
+	enum ib_wc_status status = IB_WC_LOC_QP_OP_ERR;
+
+	if (qp->is_user)
+		ah = sroce_ah_get(qp->sdev, wqe->wr.wr.ud.ah_num);
+	if (ah && ah->ibah.pd == qp->ibqp.pd) {
+		sroce_av_copy(&wqe->av, &ah->av);
+		status = IB_WC_SUCCESS;
+	}
+	if (ah && qp->is_user)
+		sroce_ah_put(ah);
+	return status;
+}
+
 static enum ib_wc_status sroce_req_check(struct sroce_qp *qp,
-					 struct sroce_swqe *wqe)
+					 struct sroce_swqe *wqe,
+					 struct sroce_ah *kah)
 {
 	u32 opcode = wqe->wr.opcode;
 
@@ -167,12 +192,8 @@ static enum ib_wc_status sroce_req_check(struct sroce_qp *qp,
 			return IB_WC_LOC_QP_OP_ERR;
 		wqe->length = sizeof(u64);
 	}
-	if (qp->type == IB_QPT_UD) {
-		if (qp->is_user)
-			wqe->ah = sroce_ah_get(qp->sdev, wqe->wr.wr.ud.ah_num);
-		if (!wqe->ah || wqe->ah->ibah.pd != qp->ibqp.pd)
-			return IB_WC_LOC_QP_OP_ERR;
-	}
+	if (qp->type == IB_QPT_UD)
+		return sroce_req_take_av(qp, wqe, kah);
 	return IB_WC_SUCCESS;
 }
 
@@ -185,6 +206,12 @@ static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 {
 	const struct rxe_send_wqe *uwqe = sroce_queue_slot(&qp->req.sq, idx);
 	struct sroce_swqe *wqe = &qp->req.swqe[idx];
+	/*
+	 * A kernel consumer posts a UD WQE with the AH itself and a
+	 * reference, dropped here, once its address is copied or the WQE
+	 * refused.
+	 */
+	struct sroce_ah *kah = wqe->kah;
 	enum ib_wc_status status;
 
 	memcpy(&wqe->wr, &uwqe->wr, sizeof(wqe->wr));
@@ -192,26 +219,20 @@ static void sroce_req_fetch(struct sroce_qp *qp, u32 idx)
 	wqe->psn_valid = false;
 	wqe->sent = 0;
 	wqe->injected = false;
-	/*
-	 * A kernel consumer posts a UD WQE with the AH itself and a
-	 * reference, which retiring the WQE drops even when it is refused.
-	 */
-	wqe->ah = wqe->kah;
 	wqe->kah = NULL;
 	wqe->length = 0;
 
-	if (!sroce_wr_allowed(qp, wqe->wr.opcode)) {
-		status = IB_WC_LOC_QP_OP_ERR;
-		goto bad;
-	}
-	status = sroce_req_copy_data(qp, uwqe, wqe);
+	status = IB_WC_LOC_QP_OP_ERR;
+	if (sroce_wr_allowed(qp, wqe->wr.opcode))
+		status = sroce_req_copy_data(qp, uwqe, wqe);
 	if (status == IB_WC_SUCCESS)
-		status = sroce_req_check(qp, wqe);
+		status = sroce_req_check(qp, wqe, kah);
+	if (kah)
+		sroce_ah_put(kah);
 	if (status == IB_WC_SUCCESS) {
 		wqe->status = IB_WC_SUCCESS;
 		return;
 	}
-bad:
 	ibdev_warn_ratelimited(&qp->sdev->ibdev,
 			       "QP %u: invalid send WQE (opcode %u): status %d\n",
 			       qp->ibqp.qp_num, wqe->wr.opcode, status);
@@ -297,7 +318,7 @@ static const struct sroce_av *sroce_req_av(struct sroce_qp *qp,
 {
 	if (qp->type == IB_QPT_UD) {
 		*dqpn = wqe->wr.wr.ud.remote_qpn;
-		return &wqe->ah->av;
+		return &wqe->av;
 	}
 	*dqpn = qp->dest_qpn;
 	return &qp->av;

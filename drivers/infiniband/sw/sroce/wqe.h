@@ -12,6 +12,7 @@
 #include <rdma/rdma_user_rxe.h>
 #include <sroce/transport.h>
 
+#include "ah.h"
 #include "limits.h"
 
 struct sroce_ah;
@@ -64,7 +65,8 @@ enum sroce_swqe_state {
  * @first_psn: PSN of the first packet
  * @last_psn: PSN of the last packet (READ: of the last response)
  * @sent: bytes sent so far (READ: bytes received so far)
- * @ah: for UD, the address handle; a reference is held
+ * @av: for UD, the address of the AH the WQE named, copied when it was
+ *	fetched; its GID reference is held until the WQE is retired
  * @kah: for UD WQEs of a kernel QP, the AH the work request named, with a
  *	reference, from post_send until the WQE is fetched
  * @atomic_orig: the value an atomic operation returned
@@ -85,7 +87,7 @@ struct sroce_swqe {
 	u32			first_psn;
 	u32			last_psn;
 	u32			sent;
-	struct sroce_ah		*ah;
+	struct sroce_av		av;
 	struct sroce_ah		*kah;
 	u64			atomic_orig;
 	bool			injected;
