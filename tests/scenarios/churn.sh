@@ -5,7 +5,11 @@
 # process, threads post sends and receives, move QPs between RESET, INIT,
 # RTR, RTS, SQD and ERR, destroy and recreate RC and UD QPs, attach and
 # detach them to multicast groups and send datagrams to the groups, for a
-# fixed number of iterations. Then no QP of the device may be left and
+# fixed number of iterations. Afterwards fresh QPs move checked data,
+# unicast and multicast: two UD QPs of one group both get each datagram
+# while their receive buffers' on-demand pages are being faulted in, and a
+# UD send waiting in SQD goes out to its AH's address after the AH is
+# destroyed. Then no QP of the device may be left and
 # "rdma link delete" must complete. A call that never returns (a destroy
 # waiting on a leaked reference) fails through the tool's watchdog or the
 # timeout, never hangs the suite.

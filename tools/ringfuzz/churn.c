@@ -9,7 +9,9 @@
  * (v4-mapped ::ffff:239.1.2.x and ff0e::x) and sends datagrams to the
  * groups. Each thread runs a fixed number of iterations (-n). Afterwards
  * every object is destroyed, and fresh QPs show the device still moves
- * checked data, unicast and multicast.
+ * checked data, unicast and multicast: also to two QPs of one group whose
+ * receive buffers are in an on-demand region with its pages taken away,
+ * and from a UD send that waited in SQD while its AH was destroyed.
  *
  * No call may block for ever: a watchdog names a call that has not
  * returned after WATCH_MS (times SROCE_SLOW), fails and ends the process,
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ringfuzz.h"
@@ -390,36 +393,58 @@ static int churn_teardown(struct churn *c)
 	return err;
 }
 
+/*
+ * A SEND of MSG_LEN bytes from the start of a region into its byte 2048
+ * on, the bytes it must deliver in @want.
+ */
+struct msg {
+	uint8_t			*src, *dst;
+	struct ibv_sge		sge, rsge;
+	struct ibv_send_wr	wr;
+	struct ibv_recv_wr	rwr;
+	uint8_t			want[MSG_LEN];
+};
+
+static void msg_init(struct msg *m, struct ibv_mr *mr, uint64_t key)
+{
+	m->src = mr->addr;
+	m->dst = (uint8_t *)mr->addr + 2048;
+	m->sge = (struct ibv_sge){ (uintptr_t)m->src, MSG_LEN, mr->lkey };
+	m->rsge = (struct ibv_sge){ (uintptr_t)m->dst, 1024, mr->lkey };
+	m->wr = (struct ibv_send_wr){
+		.wr_id = 1, .sg_list = &m->sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	m->rwr = (struct ibv_recv_wr){
+		.wr_id = 2, .sg_list = &m->rsge, .num_sge = 1
+	};
+	rf_fill(m->src, MSG_LEN, key);
+	rf_fill(m->want, MSG_LEN, key);
+	memset(m->dst, 0, 1024);
+}
+
 /* One message from @from to @to (a group when @group), checked. */
 static int check_msg(struct rf_dev *d, struct ibv_cq *cq, struct ibv_qp *from,
 		     struct ibv_qp *to, struct ibv_ah *ah, bool group,
 		     struct ibv_mr *mr, uint64_t key, bool expect, char *why,
 		     size_t whylen)
 {
-	uint8_t *src = mr->addr, *dst = (uint8_t *)mr->addr + 2048;
 	uint32_t grh = from->qp_type == IBV_QPT_UD ? RF_UD_GRH : 0;
-	struct ibv_sge sge = { (uintptr_t)src, MSG_LEN, mr->lkey };
-	struct ibv_sge rsge = { (uintptr_t)dst, 1024, mr->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &rsge, .num_sge = 1 };
+	struct ibv_send_wr *bad;
 	struct ibv_recv_wr *rbad;
 	struct ibv_wc wc[2];
-	uint8_t want[MSG_LEN];
 	int n = 0, got_recv = 0, i;
+	struct msg m;
 
 	(void)d;
-	rf_fill(src, MSG_LEN, key);
-	rf_fill(want, MSG_LEN, key);
-	memset(dst, 0, 1024);
+	msg_init(&m, mr, key);
 	if (ah) {
-		wr.wr.ud.ah = ah;
-		wr.wr.ud.remote_qpn = group ? MCAST_QPN : to->qp_num;
-		wr.wr.ud.remote_qkey = RF_QKEY;
+		m.wr.wr.ud.ah = ah;
+		m.wr.wr.ud.remote_qpn = group ? MCAST_QPN : to->qp_num;
+		m.wr.wr.ud.remote_qkey = RF_QKEY;
 	}
-	if (ibv_post_recv(to, &rwr, &rbad) || ibv_post_send(from, &wr, &bad)) {
+	if (ibv_post_recv(to, &m.rwr, &rbad) ||
+	    ibv_post_send(from, &m.wr, &bad)) {
 		snprintf(why, whylen, "post: %s", strerror(errno));
 		return -1;
 	}
@@ -447,7 +472,7 @@ static int check_msg(struct rf_dev *d, struct ibv_cq *cq, struct ibv_qp *from,
 		snprintf(why, whylen, "%d of 2 completions", n);
 		return -1;
 	}
-	if (memcmp(dst + grh, want, MSG_LEN)) {
+	if (memcmp(m.dst + grh, m.want, MSG_LEN)) {
 		snprintf(why, whylen, "payload differs");
 		return -1;
 	}
@@ -496,8 +521,231 @@ out:
 		ibv_destroy_ah(ah);
 }
 
+/* Whether @n completions in @wc are all successful, @recvs of them receives. */
+static bool wcs_ok(const struct ibv_wc *wc, int n, int recvs, char *why,
+		   size_t whylen)
+{
+	int i, got = 0;
+
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			snprintf(why, whylen, "wr_id %llu: %s",
+				 (unsigned long long)wc[i].wr_id,
+				 rf_status(wc[i].status));
+			return false;
+		}
+		got += wc[i].opcode == IBV_WC_RECV;
+	}
+	if (got != recvs) {
+		snprintf(why, whylen, "%d receive completions of %d", got, recvs);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * One datagram to group @g reaches both QPs of @rx, which receive into
+ * @odp: MADV_DONTNEED first takes its pages from the device, so that each
+ * QP finds them missing and holds the datagram while they are faulted in.
+ */
+static int mcast_odp_round(struct ibv_cq *cq, struct rf_qp *tx,
+			   struct rf_qp *rx, struct ibv_ah *ah,
+			   struct ibv_mr *smr, struct ibv_mr *odp,
+			   uint64_t key, char *why, size_t whylen)
+{
+	uint8_t *src = smr->addr, *dst = odp->addr, want[MSG_LEN];
+	struct ibv_sge sge = { (uintptr_t)src, MSG_LEN, smr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_wc wc[3];
+	int i, n;
+
+	rf_fill(src, MSG_LEN, key);
+	rf_fill(want, MSG_LEN, key);
+	if (madvise(dst, 2 * SLOT_BUF, MADV_DONTNEED)) {
+		snprintf(why, whylen, "madvise: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		struct ibv_sge rsge = {
+			(uintptr_t)(dst + i * SLOT_BUF), 1024, odp->lkey
+		};
+		struct ibv_recv_wr rwr = {
+			.wr_id = 10 + i, .sg_list = &rsge, .num_sge = 1
+		};
+
+		if (ibv_post_recv(rx[i].qp, &rwr, &rbad)) {
+			snprintf(why, whylen, "ibv_post_recv: %s",
+				 strerror(errno));
+			return -1;
+		}
+	}
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = MCAST_QPN;
+	wr.wr.ud.remote_qkey = RF_QKEY;
+	if (ibv_post_send(tx->qp, &wr, &bad)) {
+		snprintf(why, whylen, "ibv_post_send: %s", strerror(errno));
+		return -1;
+	}
+	n = rf_poll(cq, wc, 3, 10000);
+	if (!wcs_ok(wc, n < 0 ? 0 : n, 2, why, whylen))
+		return -1;
+	if (n != 3) {
+		snprintf(why, whylen, "%d of 3 completions", n);
+		return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		if (memcmp(dst + i * SLOT_BUF + RF_UD_GRH, want, MSG_LEN)) {
+			snprintf(why, whylen, "QP %d's payload differs", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Two UD QPs attached to one group, receiving into an on-demand region:
+ * both hold the same datagram while pages are faulted in, and each must
+ * get it intact.
+ */
+static void mcast_odp_after(struct rf_dev *d, struct ibv_cq *cq,
+			    struct ibv_mr *smr)
+{
+	struct rf_qp tx = {}, rx[2] = {};
+	struct ibv_mr *odp = NULL;
+	struct ibv_ah *ah = NULL;
+	char why[160] = "setup failed";
+	union ibv_gid g;
+	int err = -1, i, round = 0;
+	void *buf = NULL;
+
+	group_gid(&g, 0);
+	ah = group_ah(d, 0, &g);
+	if (posix_memalign(&buf, 4096, 2 * SLOT_BUF))
+		buf = NULL;
+	if (buf)
+		odp = ibv_reg_mr(d->pd, buf, 2 * SLOT_BUF,
+				 IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_ON_DEMAND);
+	if (!odp) {
+		snprintf(why, sizeof(why), "on-demand region: %s",
+			 strerror(errno));
+		goto out;
+	}
+	if (!ah || rf_qp_create(d, &tx, IBV_QPT_UD, cq, cq, NULL, 8, false) ||
+	    rf_qp_connect(d, tx.qp, 0))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		if (rf_qp_create(d, &rx[i], IBV_QPT_UD, cq, cq, NULL, 8,
+				 false) ||
+		    rf_qp_connect(d, rx[i].qp, 0) ||
+		    ibv_attach_mcast(rx[i].qp, &g, 0))
+			goto out;
+	}
+	for (round = 0; round < 8; round++) {
+		err = mcast_odp_round(cq, &tx, rx, ah, smr, odp, 20 + round,
+				      why, sizeof(why));
+		if (err)
+			break;
+	}
+out:
+	rf_ok(!err, "churn: two UD QPs of one group, receiving into an on-demand region whose pages are taken away, each get the group's datagrams intact (%d rounds)%s%s",
+	      round, err ? ": " : "", err ? why : "");
+	for (i = 0; i < 2; i++) {
+		if (rx[i].qp)
+			ibv_detach_mcast(rx[i].qp, &g, 0);
+		rf_qp_destroy(&rx[i]);
+	}
+	rf_qp_destroy(&tx);
+	if (odp)
+		ibv_dereg_mr(odp);
+	free(buf);
+	if (ah)
+		ibv_destroy_ah(ah);
+}
+
+static int qp_to(struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr attr = { .qp_state = state };
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+}
+
+/*
+ * A UD send posted while its QP is in SQD waits there: destroying its AH
+ * meanwhile must return at once, and the datagram still goes, to the
+ * address the AH had, once the QP is back in RTS.
+ */
+static void ah_sqd_after(struct churn *c, struct rf_dev *d, struct ibv_cq *cq,
+			 struct ibv_mr *mr)
+{
+	struct rf_qp tx = {}, rx = {};
+	struct ibv_send_wr *bad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_ah *ah = NULL;
+	char why[160] = "setup failed";
+	struct ibv_wc wc[2];
+	int err = -1, n;
+	struct msg m;
+
+	msg_init(&m, mr, 31);
+	if (rf_qp_create(d, &tx, IBV_QPT_UD, cq, cq, NULL, 8, false) ||
+	    rf_qp_create(d, &rx, IBV_QPT_UD, cq, cq, NULL, 8, false) ||
+	    rf_qp_connect(d, tx.qp, 0) || rf_qp_connect(d, rx.qp, 0))
+		goto out;
+	ah = rf_ah(d, &d->gid);
+	if (!ah || qp_to(tx.qp, IBV_QPS_SQD) ||
+	    ibv_post_recv(rx.qp, &m.rwr, &rbad))
+		goto out;
+	m.wr.wr.ud.ah = ah;
+	m.wr.wr.ud.remote_qpn = rx.qp->qp_num;
+	m.wr.wr.ud.remote_qkey = RF_QKEY;
+	if (ibv_post_send(tx.qp, &m.wr, &bad)) {
+		snprintf(why, sizeof(why), "ibv_post_send in SQD: %s",
+			 strerror(errno));
+		goto out;
+	}
+	if (!rf_poll_quiet(cq, 200)) {
+		snprintf(why, sizeof(why), "a completion while in SQD");
+		goto out;
+	}
+	watch_in(c, NTHREAD, "ibv_destroy_ah of a send waiting in SQD",
+		 tx.qp->qp_num);
+	n = ibv_destroy_ah(ah);
+	watch_out(c, NTHREAD);
+	ah = NULL;
+	if (n) {
+		snprintf(why, sizeof(why), "ibv_destroy_ah: %s", strerror(n));
+		goto out;
+	}
+	if (qp_to(tx.qp, IBV_QPS_RTS)) {
+		snprintf(why, sizeof(why), "SQD to RTS: %s", strerror(errno));
+		goto out;
+	}
+	n = rf_poll(cq, wc, 2, 10000);
+	if (!wcs_ok(wc, n < 0 ? 0 : n, 1, why, sizeof(why)))
+		goto out;
+	if (n != 2) {
+		snprintf(why, sizeof(why), "%d of 2 completions", n);
+		goto out;
+	}
+	err = memcmp(m.dst + RF_UD_GRH, m.want, MSG_LEN) ? -1 : 0;
+	if (err)
+		snprintf(why, sizeof(why), "payload differs");
+out:
+	rf_ok(!err, "churn: a UD send waiting in SQD: its AH destroyed meanwhile, it goes out in RTS to the AH's address, payload checked%s%s",
+	      err ? ": " : "", err ? why : "");
+	if (ah)
+		ibv_destroy_ah(ah);
+	rf_qp_destroy(&tx);
+	rf_qp_destroy(&rx);
+}
+
 /* After the churn: fresh QPs still move data, unicast and multicast. */
-static void churn_after(struct rf_dev *d)
+static void churn_after(struct churn *c, struct rf_dev *d)
 {
 	struct ibv_cq *cq = rf_cq(d, 64);
 	struct ibv_mr *mr = rf_mr(d, 4096, IBV_ACCESS_LOCAL_WRITE);
@@ -519,6 +767,8 @@ rc_done:
 		mcast_after(d, cq, mr, 0);
 		if (d->gidx6 >= 0)
 			mcast_after(d, cq, mr, 1);
+		mcast_odp_after(d, cq, mr);
+		ah_sqd_after(c, d, cq, mr);
 	}
 	if (cq)
 		ibv_destroy_cq(cq);
@@ -625,7 +875,7 @@ out:
 	err = churn_teardown(c);
 	rf_ok(!err, "churn: every QP, AH, CQ and MR destroyed");
 	if (!err)
-		churn_after(d);
+		churn_after(c, d);
 	churn_abandon(c);
 	c->done = true;
 	pthread_join(wd, NULL);
