@@ -7,9 +7,10 @@ Python 3 standard library only.
 
   sroce-inject.py --src ADDR --dst ADDR --qpn QPN --psn PSN --op OP [...]
 
-OP is one of send-only, send-first, send-only-inv, write-only, read, flush,
-cmp-swap, fetch-add, cnp (a congestion notification, BTH opcode 0x81 and
-its 16 reserved bytes); --uc makes it the UC opcode (send and write only).
+OP is one of send-only, send-first, send-only-inv, write-only, write-first,
+write-middle, read, flush, cmp-swap, fetch-add, cnp (a congestion
+notification, BTH opcode 0x81 and its 16 reserved bytes); --uc makes it
+the UC opcode (send and write only).
 
 The ICRC covers the IP header, so it can be computed in advance only over
 IPv6 (rocev2.py says why): the tool sends over IPv6 only.
@@ -27,6 +28,8 @@ import rocev2  # noqa: E402
 OPCODES = {
     "send-first": 0x00,
     "send-only": 0x04,
+    "write-first": 0x06,
+    "write-middle": 0x07,
     "write-only": 0x0a,
     "read": 0x0c,
     "cmp-swap": 0x13,
@@ -35,7 +38,8 @@ OPCODES = {
     "flush": 0x1c,
     "cnp": 0x81,
 }
-UC_OPS = ("send-first", "send-only", "write-only")
+UC_OPS = ("send-first", "send-only", "write-first", "write-middle",
+          "write-only")
 UC_BASE = 0x20
 
 
@@ -54,7 +58,7 @@ def build(args):
     ext = b""
     if args.op == "flush":
         ext += rocev2.feth(args.flush_bits)
-    if args.op in ("write-only", "read", "flush"):
+    if args.op in ("write-only", "write-first", "read", "flush"):
         length = args.length if args.length is not None else len(payload)
         ext += rocev2.reth(args.va, args.rkey, length)
     if args.op in ("cmp-swap", "fetch-add"):

@@ -16,7 +16,9 @@
 # only with the ecn parameter on). Each connection must carry data unharmed
 # afterwards, the victim's receives and memory must hold no attacker byte,
 # and each drop counter must rise by the packets sent for its reason. A SEND
-# with invalidate naming an ordinary region must be refused.
+# with invalidate naming an ordinary region must be refused. A WRITE Middle
+# with a wrong ICRC into pages of an on-demand region that are not mapped
+# must leave nothing holding the region: its deregistration returns.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=datapath_lib.sh

@@ -14,9 +14,11 @@ packet in advance only.
 """
 
 import argparse
+import ctypes
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pyverbs.enums as e
@@ -41,6 +43,8 @@ RECV_OFF, WRITE_OFF, READ_OFF, ATOMIC_OFF, TARGET_OFF = (0, 8192, 16384,
                                                          24576, 32768)
 MSG = 3000      # three packets at MTU 1024
 SMALL = 64
+MTU = 1024
+MADV_DONTNEED = 4
 
 
 class Side:
@@ -416,6 +420,46 @@ def invalidate_tests(victim, peer):
     del v, p, v2, p2, v3, p3
 
 
+def odp_icrc_tests(victim, peer, atk):
+    """A damaged packet whose pages of an on-demand region are not mapped:
+    dropped for its ICRC, it must leave no page fault pending behind it,
+    which would hold the region and keep its deregistration waiting. The
+    attacker sends from the peer's address, at the PSNs the victim expects:
+    a good WRITE First into the region, then, once the region's pages are
+    taken away (MADV_DONTNEED), a WRITE Middle with a wrong ICRC."""
+    odp = MR(victim.pd, SIZE, REMOTE | e.IBV_ACCESS_ON_DEMAND)
+    v, p = pair(victim, peer, e.IBV_QPT_RC)
+    epsn = rq_psn(v)
+    atk.send(peer.addr, v.qp_num, epsn, "write-first", rkey=odp.rkey,
+             va=odp.buf, length=4 * MTU, payload_len=MTU, fill=0x11)
+    end = time.monotonic() + 10
+    while rq_psn(v) == epsn and time.monotonic() < end:
+        time.sleep(0.05)
+    if not tap(rq_psn(v) == (epsn + 1) & 0xffffff,
+               "ODP: a WRITE First into the unmapped region is placed",
+               "the victim expects PSN %d" % rq_psn(v)):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    tap(libc.madvise(odp.buf, SIZE, MADV_DONTNEED) == 0,
+        "ODP: the region's pages taken away", os.strerror(ctypes.get_errno()))
+    bad = victim.counter("rx_bad_icrc")
+    atk.send(peer.addr, v.qp_num, (epsn + 1) & 0xffffff, "write-middle",
+             payload_len=MTU, fill=0x22, bad_icrc=True)
+    counters_rise(victim, {"rx_bad_icrc": bad + 1},
+                  "ODP: the WRITE Middle with a wrong ICRC dropped, counted")
+    tap(rq_psn(v) == (epsn + 1) & 0xffffff,
+        "ODP: ... and the victim still expects its PSN",
+        "it expects %d" % rq_psn(v))
+    closer = threading.Thread(target=odp.close, daemon=True)
+    closer.start()
+    closer.join(30)
+    tap(not closer.is_alive(),
+        "ODP: the region deregistered: nothing holds it",
+        "ibv_dereg_mr has not returned after 30 s")
+    del v, p
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--victim", required=True)
@@ -432,6 +476,7 @@ def main():
     cnp_tests(args, victim, peer, atk)
     uc_tests(args, victim, peer, atk)
     invalidate_tests(victim, peer)
+    odp_icrc_tests(victim, peer, atk)
     return tap_done()
 
 

@@ -16,6 +16,7 @@
 #include "cq.h"
 #include "finj.h"
 #include "mr.h"
+#include "odp.h"
 #include "qp.h"
 #include "queue.h"
 #include "req.h"
@@ -416,8 +417,12 @@ static bool sroce_comp_read_place(struct sroce_qp *qp, struct sk_buff *skb,
 	err = sroce_sge_scatter_skb(qp->sdev, qp->ibqp.pd, wqe->sge,
 				    wqe->num_sge, wqe->sent, skb, off, payload,
 				    crc, &qp->req.miss);
-	if (!sroce_rx_icrc_end(qp->sdev, skb, err ? NULL : crc))
+	if (!sroce_rx_icrc_end(qp->sdev, skb, err ? NULL : crc)) {
+		/* A bad response leaves no fault behind it either. */
+		if (err == -EAGAIN && recorded)
+			sroce_odp_miss_clear(&qp->req.miss);
 		return false;
+	}
 	if (err == -EAGAIN) {
 		sroce_comp_miss(qp, skb, psn, recorded);
 		return false;

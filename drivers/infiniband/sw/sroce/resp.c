@@ -340,6 +340,22 @@ bool sroce_resp_defer(struct sroce_qp *qp, struct sk_buff *skb)
 	return true;
 }
 
+/*
+ * Finish the ICRC check of a request whose payload was placed with result
+ * @err. A packet that turns out bad changes nothing: not even the fault of
+ * pages it found missing, which no deferral would then clear (and which
+ * would hold the region, keeping its deregistration waiting).
+ */
+static bool sroce_resp_icrc_end(struct sroce_qp *qp, struct sk_buff *skb,
+				int err, u32 *crc)
+{
+	if (sroce_rx_icrc_end(qp->sdev, skb, err ? NULL : crc))
+		return true;
+	if (err == -EAGAIN)
+		sroce_odp_miss_clear(&qp->resp.miss);
+	return false;
+}
+
 static int sroce_resp_payload_off(const struct sroce_opcode_info *info)
 {
 	return sizeof(struct udphdr) + info->hdr_len;
@@ -459,7 +475,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sk_buff *skb,
 				    qp->resp.recv_offset, skb,
 				    sroce_resp_payload_off(info), payload, crc,
 				    &qp->resp.miss);
-	if (!sroce_rx_icrc_end(qp->sdev, skb, err ? NULL : crc))
+	if (!sroce_resp_icrc_end(qp, skb, err, crc))
 		return;
 	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
 		return;
@@ -602,7 +618,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sk_buff *skb,
 	}
 	crc = sroce_rx_icrc_begin(skb, &run);
 	err = sroce_resp_write_data(qp, skb, info, payload, crc);
-	if (!sroce_rx_icrc_end(qp->sdev, skb, err ? NULL : crc))
+	if (!sroce_resp_icrc_end(qp, skb, err, crc))
 		return;
 	/* A first packet is checked again when retried after a fault. */
 	if (err == -EAGAIN && sroce_resp_defer(qp, skb))
