@@ -11,7 +11,8 @@
 # type 1 and type 2 windows at the region's addresses take WRITEs, READs
 # and atomics, every byte of the region checked against the traffic;
 # accesses past a window's end or wrapping past 2^64 fail with a remote
-# access error and change nothing; a zero-based type 1 window is refused.
+# access error and change nothing; a zero-based type 1 window is refused;
+# a region with a window bound cannot be deregistered until it is gone.
 # Then, with netem dropping 10% of the packets both ways, rounds of WRITE,
 # READ and atomics through a zero-based window, all checked, while the
 # responder answers the duplicates the losses cause from what it saved.

@@ -19,6 +19,8 @@ error and leave the region as it was. A zero-based type 1 window is
 refused, by ibv_bind_mw() and by a BIND_MW work request. Two BIND_MW
 work requests posted as one chain must both complete, each window then
 open to a READ: a local operation waits for the one before it to retire.
+A region with a window bound to it cannot be deregistered (EBUSY, the
+window still working), and can be once the window is gone.
 
 With --lossy, on a link the scenario makes drop packets, ROUNDS rounds
 of a WRITE of the whole zero-based window, a READ of it, a fetch-and-add
@@ -29,13 +31,14 @@ saved result, never executed twice).
 """
 
 import argparse
+import errno
 import sys
 import time
 
 import pyverbs.enums as e
 from pyverbs.cq import CQ
 from pyverbs.mr import MR, MW, MWBind, MWBindInfo
-from pyverbs.pyverbs_error import PyverbsError
+from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
 
@@ -425,6 +428,46 @@ def lossy(b, rounds):
     w.close()
 
 
+def bound_region(b):
+    """A region with a window bound to it cannot be deregistered: the
+    attempt fails with EBUSY and leaves the window working. Once the
+    window is deallocated the region can be."""
+    b.pair()
+    mr = MR(b.b.pd, SIZE, e.IBV_ACCESS_LOCAL_WRITE | REMOTE |
+            e.IBV_ACCESS_MW_BIND)
+    data = pattern(41, 64)
+    mr.write(data, len(data), 0)
+    mw = MW(b.b.pd, e.IBV_MW_TYPE_2)
+    wr = SendWR(wr_id=20, opcode=e.IBV_WR_BIND_MW,
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_bind_wr(mw, MWBindInfo(mr, mr.buf, WLEN, REMOTE))
+    b.qb.post_send(wr)
+    wc = b.b.completion()
+    why = status_ok(None if wc is None else wc.status, "bind")
+    if not why:
+        try:
+            mr.close()
+            why = "deregistered with a window bound"
+        except PyverbsRDMAError as exc:
+            if exc.error_code != errno.EBUSY:
+                why = "deregistration failed with %d, not EBUSY" % \
+                    exc.error_code
+    if not why:
+        status, got = b.read(wr.rkey, mr.buf, len(data))
+        why = status_ok(status, "READ through the window") or \
+            differs(got, data)
+    tap(not why, "a region with a window bound: deregistration fails "
+        "with EBUSY, and the window still reads the region", why)
+    mw.close()
+    why = None
+    try:
+        mr.close()
+    except PyverbsRDMAError as exc:
+        why = "deregistration failed with %d" % exc.error_code
+    tap(not why, "... and once the window is deallocated, the region is "
+        "deregistered", why)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--a", required=True, help="DEV:GIDX of the requester")
@@ -444,6 +487,7 @@ def main():
         w.close()
     type1_zero_based(b)
     chained_binds(b)
+    bound_region(b)
     return tap_done()
 
 

@@ -341,8 +341,11 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = to_smr(ibmr);
 
-	/* A bound window holds the region (IBTA C10-61). */
-	if (atomic_read(&mr->bound_mws))
+	/*
+	 * A bound window holds the region (IBTA C10-61). A negative count
+	 * closes it to binds from here on, in the same step as the check.
+	 */
+	if (atomic_cmpxchg(&mr->bound_mws, 0, -1))
 		return -EBUSY;
 
 	sroce_mr_remove(to_sdev(ibmr->device), mr);
@@ -497,7 +500,7 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, u32 key, struct ib_pd *pd,
 
 	if (mr->kbufs && mr->ibmr.pd == pd) {
 		spin_lock_irqsave(&mr->reg_lock, flags);
-		if (mr->key == key && !atomic_read(&mr->bound_mws)) {
+		if (mr->key == key && atomic_read(&mr->bound_mws) <= 0) {
 			WRITE_ONCE(mr->valid, false);
 			err = 0;
 		}

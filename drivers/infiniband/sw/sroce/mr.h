@@ -76,7 +76,7 @@ static inline u32 sroce_key_make(u32 index, u32 var)
  *	region: two QPs may post them for the same region at once
  * @map_fbo: offset of the first mapped byte in the first of @pbufs
  * @bound_mws: memory windows bound to the region; it cannot be
- *	deregistered while there are any
+ *	deregistered while there are any; -1 once it is being deregistered
  * @odp: @umem is an on-demand paging umem, not pinned (odp.c)
  * @odp_lock: held for reading while the data path uses pages of an @odp
  *	region, for writing while the MMU notifier unmaps them

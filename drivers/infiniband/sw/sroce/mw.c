@@ -66,6 +66,11 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 	xa_erase(&to_sdev(ibmw->device)->mrs, mw->index);
 	spin_lock_bh(&mw->lock);
 	sroce_mw_unbind(mw);
+	/*
+	 * A bind that found the window before the erase may still take the
+	 * lock: it must not leave the window holding a region once freed.
+	 */
+	mw->state = SROCE_MW_DEAD;
 	spin_unlock_bh(&mw->lock);
 	/* ib_core frees the window next: no lookup may still be reading it. */
 	synchronize_rcu();
@@ -146,17 +151,20 @@ int sroce_mw_bind(struct sroce_qp *qp, u32 mw_rkey, u32 new_rkey, u32 mr_lkey,
 	if (!mw)
 		goto out;
 	spin_lock_bh(&mw->lock);
-	if (mw->ibmw.rkey != mw_rkey || mw->ibmw.pd != qp->ibqp.pd)
+	if (mw->ibmw.rkey != mw_rkey || mw->ibmw.pd != qp->ibqp.pd ||
+	    mw->state == SROCE_MW_DEAD)
 		goto out_unlock;
 	if (mw->ibmw.type == IB_MW_TYPE_2 &&
 	    (mw->state != SROCE_MW_FREE || !len))
 		goto out_unlock;
 	if (mw->ibmw.type == IB_MW_TYPE_1 && (access & IB_ZERO_BASED))
 		goto out_unlock;
+	/* A region being deregistered takes no new window. */
+	if (mr && !atomic_inc_unless_negative(&mr->bound_mws))
+		goto out_unlock;
 	sroce_mw_unbind(mw);
 	mw->ibmw.rkey = sroce_key_make(sroce_key_index(mw_rkey), new_rkey);
 	if (mr) {
-		atomic_inc(&mr->bound_mws);
 		mw->mr = mr;
 		mr = NULL;
 		mw->addr = addr;

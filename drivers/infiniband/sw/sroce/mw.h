@@ -18,6 +18,7 @@ struct sroce_qp;
 enum sroce_mw_state {
 	SROCE_MW_FREE,
 	SROCE_MW_VALID,
+	SROCE_MW_DEAD,		/* deallocated: a bind racing with it fails */
 };
 
 /**
