@@ -288,29 +288,33 @@ err_tx:
 	return err;
 }
 
-static int sroce_qp_set_path(struct sroce_qp *qp, struct ib_qp_attr *attr,
-			     int mask)
+/* Resolve a new path before the QP's locks are taken: into @av, if any. */
+static int sroce_qp_new_path(struct ib_qp_attr *attr, int mask,
+			     struct sroce_av *av)
 {
-	struct sroce_av av = {};
-	int err;
+	if ((mask & IB_QP_PATH_MTU) && ib_mtu_enum_to_int(attr->path_mtu) <= 0)
+		return -EINVAL;
+	if (mask & IB_QP_AV)
+		return sroce_av_from_attr(av, &attr->ah_attr);
+	return 0;
+}
 
+/*
+ * Requests go out under req.lock, and ACKs, READ responses and CNPs under
+ * resp.lock: with both held no packet is being built on the old path,
+ * which SQD may change while the QP still sends. The old address lands in
+ * @av, its GID reference for the caller to drop.
+ */
+static void sroce_qp_apply_path(struct sroce_qp *qp, struct ib_qp_attr *attr,
+				int mask, struct sroce_av *av)
+{
 	if (mask & IB_QP_AV) {
-		err = sroce_av_from_attr(&av, &attr->ah_attr);
-		if (err)
-			return err;
-		sroce_av_release(&qp->av);
-		qp->av = av;
+		swap(qp->av, *av);
 		dst_cache_reset(&qp->dst_cache);
 	}
-	if (mask & IB_QP_PATH_MTU) {
-		int port_mtu = ib_mtu_enum_to_int(sroce_active_mtu(qp->sdev));
-		int mtu = ib_mtu_enum_to_int(attr->path_mtu);
-
-		if (mtu <= 0)
-			return -EINVAL;
-		qp->mtu = min(mtu, port_mtu);
-	}
-	return 0;
+	if (mask & IB_QP_PATH_MTU)
+		qp->mtu = min(ib_mtu_enum_to_int(attr->path_mtu),
+			      ib_mtu_enum_to_int(sroce_active_mtu(qp->sdev)));
 }
 
 static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
@@ -481,6 +485,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	enum ib_qp_state cur, next;
+	struct sroce_av av = {};
 	int err;
 
 	if (udata && udata->inlen)
@@ -497,15 +502,17 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = sroce_qp_check_attr(qp, attr, mask);
 	if (err)
 		goto out;
-	err = sroce_qp_set_path(qp, attr, mask);
+	err = sroce_qp_new_path(attr, mask, &av);
 	if (err)
 		goto out;
 
 	spin_lock_bh(&qp->req.lock);
 	spin_lock(&qp->resp.lock);
+	sroce_qp_apply_path(qp, attr, mask, &av);
 	sroce_qp_apply_attr(qp, attr, mask);
 	spin_unlock(&qp->resp.lock);
 	spin_unlock_bh(&qp->req.lock);
+	sroce_av_release(&av);
 
 	if (mask & IB_QP_STATE)
 		sroce_qp_set_state(qp, next);
