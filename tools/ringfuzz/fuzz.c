@@ -7,7 +7,9 @@
  * out-of-range num_sge, inline lengths, opcodes, keys, addresses and
  * address handles; receive and SRQ WQEs the next SEND cannot use; CQ
  * headers and indices scribbled over while completions arrive. Each bad
- * WQE must complete with an error status or raise an async event.
+ * WQE must complete with an error status or raise an async event. A send
+ * queue's producer index moved back behind WQEs already taken must not
+ * make the requester take them again.
  *
  * Then chaos for -n iterations (default 2000): a fuzzing thread writes
  * random WQE bytes and wild indices into the SQ, RQ, SRQ and CQ rings of
@@ -536,6 +538,66 @@ static void table_cq(struct rf_dev *d)
 	}
 }
 
+/*
+ * The send queue's producer index moved back between WQEs the requester
+ * has sent and not yet seen acknowledged, and the doorbell rung: it must
+ * not go round the ring and take them, and the slots before them, again.
+ * The peer QP is in ERR, so the two SENDs wait for ACKs that never come
+ * until their retries run out: then exactly they complete, in error.
+ */
+static void backward_producer(struct rf_dev *d)
+{
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR }, attr = {};
+	struct ibv_qp_init_attr init;
+	struct ibv_wc wc[16];
+	struct set s = {};
+	char why[96] = "";
+	uint32_t prod, psn;
+	unsigned int k;
+	int n;
+
+	if (set_up(&s, d)) {
+		rf_ok(false, "ring: SQ producer moved back: setup");
+		return;
+	}
+	if (ibv_modify_qp(s.b.qp, &err, IBV_QP_STATE))
+		snprintf(why, sizeof(why), "peer to ERR: %s", strerror(errno));
+	for (k = 0; k < 2 && !why[0]; k++)
+		if (send_valid(&s, s.a.qp, 20 + k))
+			snprintf(why, sizeof(why), "post: %s", strerror(errno));
+	if (!why[0] && ibv_query_qp(s.a.qp, &attr, IBV_QP_SQ_PSN, &init))
+		snprintf(why, sizeof(why), "ibv_query_qp: %s", strerror(errno));
+	if (!why[0]) {
+		psn = attr.sq_psn;
+		prod = rf_ring_get(&s.a.sq, RF_Q_PROD);
+		rf_ring_set(&s.a.sq, RF_Q_PROD, (prod - 1) & s.a.sq.mask);
+		rf_doorbell(s.a.qp);
+		rf_msleep(50 * rf_slow);
+		rf_ring_set(&s.a.sq, RF_Q_PROD, prod);
+		/* No new PSN: a go-back on a timeout may only have rewound. */
+		if (ibv_query_qp(s.a.qp, &attr, IBV_QP_SQ_PSN, &init))
+			snprintf(why, sizeof(why), "ibv_query_qp: %s",
+				 strerror(errno));
+		psn = (attr.sq_psn - psn) & 0xffffff;
+		if (!why[0] && psn && psn < 0x800000)
+			snprintf(why, sizeof(why), "%u more packets sent", psn);
+		n = rf_poll(s.cq, wc, 16, 10000);
+		if (n == 2)
+			n += rf_poll(s.cq, wc + 2, 14, 500);
+		if (!why[0] && n != 2)
+			snprintf(why, sizeof(why), "%d completions, not 2", n);
+		for (k = 0; k < (unsigned int)n && !why[0]; k++)
+			if (wc[k].wr_id != 20 + k ||
+			    wc[k].status == IBV_WC_SUCCESS)
+				snprintf(why, sizeof(why), "completion %u: wr_id %llu, %s",
+					 k, (unsigned long long)wc[k].wr_id,
+					 rf_status(wc[k].status));
+	}
+	rf_ok(!why[0], "ring: SQ producer moved back between WQEs awaiting ACKs, doorbell rung: %s",
+	      why[0] ? why : "no packet sent again, the two SENDs complete once each");
+	set_down(&s);
+}
+
 /* ------------------------------------------------------------------ */
 /* Chaos. */
 
@@ -909,6 +971,7 @@ int rf_mode_ring(const char *dev, int gidx)
 	table_sq(&d);
 	table_rq(&d);
 	table_cq(&d);
+	backward_producer(&d);
 	chaos(&d);
 	ev.stop = true;
 	pthread_join(evt, NULL);

@@ -198,6 +198,26 @@ static enum ib_wc_status sroce_req_check(struct sroce_qp *qp,
 }
 
 /*
+ * The send queue's producer index, as far as the requester may go. The
+ * process writes it, any value at all: one that went back behind the
+ * WQEs already started would take the requester round the ring, over
+ * WQEs still outstanding. Then there is no new WQE, until it is right.
+ */
+static u32 sroce_req_producer(struct sroce_qp *qp)
+{
+	u32 prod = sroce_queue_load_producer(&qp->req.sq);
+	u32 mask = qp->req.sq.mask;
+
+	if (((prod - qp->req.tail) & mask) >=
+	    ((qp->req.next - qp->req.tail) & mask))
+		return prod;
+	ibdev_warn_ratelimited(&qp->sdev->ibdev,
+			       "QP %u: send queue producer %u behind WQE %u already started: ignored\n",
+			       qp->ibqp.qp_num, prod, qp->req.next);
+	return qp->req.next;
+}
+
+/*
  * Copy WQE @idx out of the ring and validate it. The slot belongs to the
  * kernel until retired, but the process can still write it: nothing is
  * read from the ring again.
@@ -749,7 +769,7 @@ bool sroce_req_draining(struct sroce_qp *qp)
 void sroce_req_kick(struct sroce_qp *qp)
 {
 	lockdep_assert_held(&qp->req.lock);
-	if (qp->req.next != sroce_queue_load_producer(&qp->req.sq) &&
+	if (qp->req.next != sroce_req_producer(qp) &&
 	    !qp->comp.rnr_wait && !sroce_req_window_full(qp))
 		sroce_req_schedule(qp);
 }
@@ -845,7 +865,7 @@ static bool sroce_req_corks(struct sroce_qp *qp)
 	u32 idx = qp->req.next;
 
 	if (!READ_ONCE(sroce_tx_cork_on) || qp->type != IB_QPT_RC ||
-	    idx == sroce_queue_load_producer(&qp->req.sq) ||
+	    idx == sroce_req_producer(qp) ||
 	    qp->comp.rnr_wait || qp->req.fatal ||
 	    qp->req.psn == qp->comp.una_psn)
 		return false;
@@ -882,7 +902,7 @@ void sroce_req_run(struct sroce_qp *qp)
 	u32 prod;
 
 	lockdep_assert_held(&qp->req.lock);
-	prod = sroce_queue_load_producer(&qp->req.sq);
+	prod = sroce_req_producer(qp);
 	/* The responder's owed ACK goes to the same peer: it leads the burst. */
 	if (qp->type == IB_QPT_RC && qp->req.next != prod)
 		sroce_ack_join(qp, &qp->req.burst);
