@@ -145,9 +145,12 @@ check "es is reachable through the router" ping_ok ec "$S_IP"
 # a guest that shares its host with busy ones, one cycle of a marking
 # queue that drains some hundreds of KB/s takes about a second, and over
 # 5 s the index of fair flows once fell to 0.74 where over 15 s it was
-# 0.94. Each look at the QPs takes up to a few seconds in such a guest:
-# the flows last 35 s, so that they still run when the window ends.
-DURATION=35 WARM=3 WINDOW=15
+# 0.94. Each look at the QPs takes up to a few seconds in such a guest,
+# and both flows may take many seconds to deliver their first data (13 s
+# once, with the debug kernel's guest and two others on a two-core host,
+# where a run of flows of 35 s ended before the window did): the flows
+# last 50 s, so that they still run when the window ends.
+DURATION=50 WARM=3 WINDOW=15
 
 # epsns DEV: "QPN:EPSN" words of DEV's QPs but QP1, in QPN order.
 epsns() {
@@ -221,7 +224,7 @@ bottleneck_flows() {
 	c0=$(cnt sroceS cnp_sent) h0=$(cnt sroceC cnp_handled) o0=$(overflows)
 	mtu=$(ibv_attr sroceS active_mtu)
 	for i in 0 1; do
-		ip netns exec es timeout $((60 * SROCE_SLOW)) ib_write_bw -d sroceS -x "$SG" \
+		ip netns exec es timeout $(((DURATION + 30) * SROCE_SLOW)) ib_write_bw -d sroceS -x "$SG" \
 			-p $((18700 + i)) -s 65536 -D "$DURATION" >"/tmp/ecn.$1.s$i" 2>&1 &
 		spids+=($!)
 	done
@@ -229,7 +232,7 @@ bottleneck_flows() {
 		wait_until 30 dp_listening "${spids[i]}" $((18700 + i))
 	done
 	for i in 0 1; do
-		ip netns exec ec timeout $((60 * SROCE_SLOW)) ib_write_bw -d sroceC -x "$CG" \
+		ip netns exec ec timeout $(((DURATION + 30) * SROCE_SLOW)) ib_write_bw -d sroceC -x "$CG" \
 			-p $((18700 + i)) -s 65536 -D "$DURATION" "$S_IP" >"/tmp/ecn.$1.c$i" 2>&1 &
 		cpids+=($!)
 	done
