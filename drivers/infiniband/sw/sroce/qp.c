@@ -376,7 +376,7 @@ static void sroce_qp_apply_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 }
 
 /* Release the address and the AH a send WQE holds. */
-static void sroce_swqe_drop_ahs(struct sroce_swqe *wqe)
+static void sroce_swqe_release(struct sroce_swqe *wqe)
 {
 	sroce_av_release(&wqe->av);
 	if (wqe->kah)
@@ -390,7 +390,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	u32 i;
 
 	for (i = 0; i <= qp->req.sq.mask; i++) {
-		sroce_swqe_drop_ahs(&qp->req.swqe[i]);
+		sroce_swqe_release(&qp->req.swqe[i]);
 		qp->req.swqe[i].state = SROCE_SWQE_NEW;
 		qp->req.swqe[i].psn_valid = false;
 	}
@@ -700,7 +700,7 @@ void sroce_qp_flush_sq(struct sroce_qp *qp)
 							     qp->req.tail);
 		struct sroce_swqe *wqe = &qp->req.swqe[qp->req.tail];
 
-		sroce_swqe_drop_ahs(wqe);
+		sroce_swqe_release(wqe);
 		sroce_flush_cqe(qp, qp->scq, READ_ONCE(uwqe->wr.wr_id));
 		wqe->state = SROCE_SWQE_NEW;
 		wqe->psn_valid = false;
